@@ -1,0 +1,5 @@
+"""agents routes."""
+
+from fastapi import APIRouter
+
+router = APIRouter()

@@ -1,0 +1,91 @@
+"""The FastAPI application factory: routers, error handlers, and the lifespan that runs services.
+
+``create_app(settings)`` builds everything for one process; nothing is created at import time.
+Feature packages contribute a router (and optionally background services) through ``FEATURES``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .config import Settings, get_settings
+from .db.engine import Database
+from .errors import ApiError
+from .runtime import Runtime
+
+#: Modules exposing ``router`` (an APIRouter) and optionally ``install(runtime)`` to register
+#: background services or per-runtime singletons. Order matters only for route precedence.
+FEATURES = [
+    "chatmem.auth.routes",
+    "chatmem.conversations.routes",
+    "chatmem.projects.routes",
+    "chatmem.agents.routes",
+    "chatmem.web.routes",
+]
+
+
+def _error_json(status: int, code: str, message: str, details=None) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message, "details": details}},
+                        status_code=status)
+
+
+def _validation_details(exc: RequestValidationError) -> list[dict]:
+    out = []
+    for e in exc.errors():
+        out.append({"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")})
+    return out
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(_req: Request, exc: ApiError):
+        return JSONResponse(exc.body(), status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_req: Request, exc: RequestValidationError):
+        details = _validation_details(exc)
+        too_long = any(d["type"] in ("string_too_long", "too_long") for d in details)
+        msg = "request validation failed" + (" (a field is too long)" if too_long else "")
+        return _error_json(422, "validation_error", msg, details)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_req: Request, exc: StarletteHTTPException):
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return _error_json(exc.status_code, code, str(exc.detail))
+
+
+def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    rt = runtime or Runtime(settings=settings, db=Database(settings.database_url))
+    modules = [importlib.import_module(name) for name in FEATURES]
+    for m in modules:
+        if hasattr(m, "install"):
+            m.install(rt)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI):
+        await rt.start()
+        try:
+            yield
+        finally:
+            await rt.stop()
+
+    app = FastAPI(title="chatmem", version="0.1.0", lifespan=lifespan)
+    app.state.runtime = rt
+    install_error_handlers(app)
+
+    @app.get("/api/health", tags=["meta"])
+    async def health():
+        async with rt.db.read() as c:
+            await c.exec_driver_sql("SELECT 1")
+        return {"ok": True, "database": rt.db.dialect}
+
+    for m in modules:
+        app.include_router(m.router)
+    return app

@@ -1,0 +1,52 @@
+"""FastAPI dependencies: the Runtime, the calling Principal, and CSRF checks for cookie sessions.
+
+A request is authenticated by ``Authorization: Bearer <api key>`` or by the ``chatmem_session``
+cookie. Cookie-authenticated writes must echo the session's CSRF token in ``X-CSRF-Token`` (the
+token is given at login and readable from the ``chatmem_csrf`` cookie), so a foreign page cannot
+make the browser write on the user's behalf. Bearer requests are not CSRF-exposed.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from fastapi import Request
+
+from ..errors import Forbidden, Unauthorized
+from ..runtime import Runtime
+from . import service
+from .models import Principal
+
+SESSION_COOKIE = "chatmem_session"
+CSRF_COOKIE = "chatmem_csrf"
+SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+
+
+def get_runtime(request: Request) -> Runtime:
+    return request.app.state.runtime
+
+
+async def current_user(request: Request) -> Principal:
+    rt: Runtime = request.app.state.runtime
+    auth = request.headers.get("authorization", "")
+    if auth:
+        scheme, _, key = auth.partition(" ")
+        if scheme.lower() != "bearer" or not key.strip():
+            raise Unauthorized("use 'Authorization: Bearer <api key>'")
+        return await service.principal_for_key(rt.db, key.strip())
+    token = request.cookies.get(SESSION_COOKIE)
+    if not token:
+        raise Unauthorized("authentication required")
+    p = await service.principal_for_session(rt.db, token)
+    if request.method not in SAFE_METHODS:
+        sent = request.headers.get("x-csrf-token", "")
+        if not sent or not hmac.compare_digest(sent, p.csrf_token):
+            raise Forbidden("missing or wrong X-CSRF-Token", code="csrf_failed")
+    return p
+
+
+async def current_admin(request: Request) -> Principal:
+    p = await current_user(request)
+    if not p.is_admin:
+        raise Forbidden("admin only")
+    return p

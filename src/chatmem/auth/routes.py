@@ -1,0 +1,59 @@
+"""Auth routes: password login to a session cookie, logout, and the caller's own profile."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request, Response
+from pydantic import Field
+
+from ..contracts.base import Input
+from ..runtime import Runtime
+from . import service
+from .deps import CSRF_COOKIE, SESSION_COOKIE, current_user, get_runtime
+from .models import Principal
+
+router = APIRouter(prefix="/api", tags=["auth"])
+
+
+class LoginIn(Input):
+    email: str = Field(min_length=3, max_length=320)
+    password: str = Field(min_length=1, max_length=1024)
+
+
+class MePatch(Input):
+    name: str | None = Field(default=None, min_length=1, max_length=120)
+    memory_enabled: bool | None = None
+
+
+@router.post("/auth/login")
+async def login(body: LoginIn, response: Response, rt: Runtime = Depends(get_runtime)):
+    token, csrf, user = await service.login(rt.db, body.email, body.password, rt.settings.session_ttl_s)
+    max_age = rt.settings.session_ttl_s
+    response.set_cookie(SESSION_COOKIE, token, max_age=max_age, httponly=True, samesite="lax",
+                        secure=rt.settings.cookie_secure, path="/")
+    response.set_cookie(CSRF_COOKIE, csrf, max_age=max_age, httponly=False, samesite="lax",
+                        secure=rt.settings.cookie_secure, path="/")
+    return {"user": user, "csrf_token": csrf}
+
+
+@router.post("/auth/logout", status_code=204)
+async def logout(request: Request, response: Response, rt: Runtime = Depends(get_runtime)):
+    token = request.cookies.get(SESSION_COOKIE)
+    if token:
+        await service.logout(rt.db, token)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    response.delete_cookie(CSRF_COOKIE, path="/")
+    response.status_code = 204
+    return response
+
+
+@router.get("/me")
+async def me(p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+    row = await service.find_user(rt.db, p.id)
+    return service.user_public(row)
+
+
+@router.patch("/me")
+async def patch_me(body: MePatch, p: Principal = Depends(current_user),
+                   rt: Runtime = Depends(get_runtime)):
+    settings = body.model_dump(exclude_none=True, include={"memory_enabled"})
+    return await service.update_profile(rt.db, p, name=body.name, settings=settings)

@@ -1,0 +1,5 @@
+"""The ``chatmem`` command line (Typer)."""
+
+from .main import main
+
+__all__ = ["main"]

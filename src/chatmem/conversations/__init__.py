@@ -1,0 +1,1 @@
+"""Conversations whose messages form a tree: append, page the active path, branch, edit, delete, fork."""

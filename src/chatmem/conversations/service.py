@@ -1,0 +1,243 @@
+"""Conversation and message use-cases: each one transaction, scoped to the calling Principal.
+
+Routes call exactly one function here. Anything owned by another user is reported as not found.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import delete, select, update
+
+from ..auth.models import Principal
+from ..db import schema as t
+from ..db.clock import now_ms
+from ..db.engine import Database
+from ..errors import Conflict, NotFound, TooLarge
+from . import dag, store
+from .wire import (ConversationIn, ConversationPatch, ForkIn, MessageIn, conversation_out,
+                   decode_cursor, encode_cursor, message_out)
+
+C = t.conversations.c
+M = t.messages.c
+
+
+def check_size(blocks: list[dict], limit: int) -> None:
+    size = len(json.dumps(blocks, ensure_ascii=False).encode())
+    if size > limit:
+        raise TooLarge(f"message content is {size} bytes; the limit is {limit}",
+                       details={"limit": limit, "size": size})
+
+
+async def owned(c, table, user_id: str, obj_id: str, what: str):
+    row = (await c.execute(select(table).where(table.c.id == obj_id,
+                                               table.c.user_id == user_id))).first()
+    if row is None:
+        raise NotFound(f"{what} not found")
+    return row
+
+
+async def create_conversation(db: Database, p: Principal, body: ConversationIn, **extra) -> dict:
+    async with db.write() as c:
+        if body.project_id:
+            await owned(c, t.projects, p.id, body.project_id, "project")
+        if body.agent_id:
+            await owned(c, t.agents, p.id, body.agent_id, "agent")
+        values = dict(project_id=body.project_id, agent_id=body.agent_id,
+                      pinned=int(body.pinned), starred=int(body.starred), **extra)
+        if body.title:
+            values["title"] = body.title
+        if body.model:
+            values["model_id"] = body.model
+        cid = await store.insert_conversation(c, p.id, **values)
+        row = await store.get_conversation(c, p.id, cid)
+    return conversation_out(row)
+
+
+async def list_conversations(db: Database, p: Principal, *, archived: bool = False,
+                             starred: bool | None = None, project_id: str | None = None,
+                             agent_id: str | None = None, cursor: str | None = None,
+                             limit: int = 30) -> dict:
+    cur = decode_cursor(cursor, 3) if cursor else None
+    q = store.list_query(p.id, archived=archived, starred=starred, project_id=project_id,
+                         agent_id=agent_id, cursor=cur, limit=limit)
+    async with db.read() as c:
+        rows = (await c.execute(q)).all()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    nxt = encode_cursor(rows[-1].pinned, rows[-1].updated_at, rows[-1].id) if more else None
+    return {"items": [conversation_out(r) for r in rows], "next_cursor": nxt}
+
+
+async def get_conversation(db: Database, p: Principal, cid: str) -> dict:
+    async with db.read() as c:
+        return conversation_out(await store.get_conversation(c, p.id, cid))
+
+
+async def patch_conversation(db: Database, p: Principal, cid: str, body: ConversationPatch) -> dict:
+    changes = body.model_dump(exclude_unset=True)
+    async with db.write() as c:
+        await store.get_conversation(c, p.id, cid)
+        values: dict = {}
+        if "project_id" in changes:
+            if changes["project_id"]:
+                await owned(c, t.projects, p.id, changes["project_id"], "project")
+            values["project_id"] = changes["project_id"] or None
+        if changes.get("title") is not None:
+            values["title"] = changes["title"]
+        if changes.get("model") is not None:
+            values["model_id"] = changes["model"]
+        for k in ("pinned", "starred", "archived"):
+            if changes.get(k) is not None:
+                values[k] = int(changes[k])
+        if values:
+            values["updated_at"] = now_ms()
+            await c.execute(update(t.conversations).where(C.id == cid).values(**values))
+        row = await store.get_conversation(c, p.id, cid)
+    return conversation_out(row)
+
+
+async def delete_conversation(db: Database, p: Principal, cid: str) -> None:
+    async with db.write() as c:
+        await store.get_conversation(c, p.id, cid)
+        # Inline threads anchored here go with their source (they are not listed on their own).
+        await c.execute(delete(t.conversations).where(C.user_id == p.id,
+                                                      C.inline_source_conv == cid))
+        await c.execute(delete(t.conversations).where(C.id == cid))
+
+
+async def _with_branches(c, conv_id: str, rows: list, p: Principal) -> list[dict]:
+    info = await store.branch_info_for(c, conv_id, rows)
+    return [message_out(r, info.get(r.id), is_admin=p.is_admin) for r in rows]
+
+
+async def append_message(db: Database, p: Principal, cid: str, body: MessageIn,
+                         max_bytes: int) -> dict:
+    """Log mode: store a caller-supplied message under ``parent_id`` (default: the active leaf)."""
+    check_size(body.content, max_bytes)
+    async with db.write() as c:
+        conv = await store.get_conversation(c, p.id, cid, for_update=True)
+        parent = body.parent_id if body.parent_id is not None else conv.active_leaf_id
+        extra = {"metadata": body.metadata} if body.metadata is not None else {}
+        if body.model:
+            extra["model_id"] = body.model
+        row = await store.insert_message(c, conv, parent_id=parent, role=body.role,
+                                         blocks=body.content, user_id=p.id, **extra)
+        [out] = await _with_branches(c, cid, [row], p)
+    return out
+
+
+async def read_path(db: Database, p: Principal, cid: str, *, before: str | None, limit: int) -> dict:
+    """One page of the active path, oldest → newest; ``next_cursor`` pages further back."""
+    async with db.read() as c:
+        conv = await store.get_conversation(c, p.id, cid)
+        if before:
+            anchor = await store.get_message(c, cid, before)
+            start = anchor.parent_id
+        else:
+            start = conv.active_leaf_id
+        ids = await store.path_ids(c, cid, start, limit)
+        rows = await store.rows_by_ids(c, ids)
+        items = await _with_branches(c, cid, rows, p)
+    more = bool(rows) and rows[0].parent_id is not None
+    return {"items": items, "next_cursor": rows[0].id if more else None,
+            "active_leaf_id": conv.active_leaf_id}
+
+
+async def read_tree(db: Database, p: Principal, cid: str) -> dict:
+    async with db.read() as c:
+        conv = await store.get_conversation(c, p.id, cid)
+        rows = await store.all_messages(c, cid)
+    children: dict = {}
+    for r in rows:
+        children.setdefault(r.parent_id, []).append(r.id)
+    info = dag.branch_info([r.id for r in rows], {r.id: r.parent_id for r in rows}, children)
+    return {"items": [message_out(r, info[r.id], is_admin=p.is_admin) for r in rows],
+            "next_cursor": None, "active_leaf_id": conv.active_leaf_id}
+
+
+async def get_message(db: Database, p: Principal, cid: str, mid: str) -> dict:
+    async with db.read() as c:
+        await store.get_conversation(c, p.id, cid)
+        row = await store.get_message(c, cid, mid)
+        [out] = await _with_branches(c, cid, [row], p)
+    return out
+
+
+async def switch_leaf(db: Database, p: Principal, cid: str, leaf_id: str) -> dict:
+    async with db.write() as c:
+        await store.get_conversation(c, p.id, cid, for_update=True)
+        await store.get_message(c, cid, leaf_id)
+        leaf = await store.newest_descendant(c, cid, leaf_id)
+        await store.set_leaf(c, cid, leaf)
+        conv = await store.get_conversation(c, p.id, cid)
+    return conversation_out(conv)
+
+
+async def edit_message(db: Database, p: Principal, cid: str, mid: str, blocks: list[dict],
+                       max_bytes: int) -> dict:
+    check_size(blocks, max_bytes)
+    async with db.write() as c:
+        await store.get_conversation(c, p.id, cid, for_update=True)
+        row = await store.get_message(c, cid, mid)
+        if row.status == "streaming":
+            raise Conflict("the message is still streaming", code="message_streaming",
+                           details={"message_id": mid})
+        await store.update_content(c, mid, blocks)
+        await c.execute(update(t.conversations).where(C.id == cid).values(updated_at=now_ms()))
+        row = await store.get_message(c, cid, mid)
+        [out] = await _with_branches(c, cid, [row], p)
+    return out
+
+
+async def delete_round(db: Database, p: Principal, cid: str, mid: str) -> dict:
+    """Delete ``mid``'s round (question + every answer variant); later turns are reattached."""
+    async with db.write() as c:
+        conv = await store.get_conversation(c, p.id, cid, for_update=True)
+        target = await store.get_message(c, cid, mid)
+        parent = await store.get_message(c, cid, target.parent_id) if target.parent_id else None
+        tnode = dag.Node(target.id, target.parent_id, target.role, target.status)
+        pnode = dag.Node(parent.id, parent.parent_id, parent.role, parent.status) if parent else None
+        question = pnode if (tnode.role == "assistant" and pnode and pnode.role == "user") else tnode
+        kids = await store.children_nodes(c, cid, [question.id])
+        members = [question] + [k for k in kids.get(question.id, []) if k.role == "assistant"]
+        kids.update(await store.children_nodes(c, cid, [m.id for m in members[1:]]))
+        plan = dag.plan_round_delete(tnode, pnode, kids)
+        all_nodes = [tnode, question] + [n for ns in kids.values() for n in ns if n.id in plan.delete_ids]
+        busy = dag.streaming_in(all_nodes)
+        if busy:
+            raise Conflict("a message of this round is still streaming", code="message_streaming",
+                           details={"message_id": busy[0]})
+        leaf = conv.active_leaf_id
+        leaf_gone = leaf in plan.delete_ids
+        deleted = await store.apply_round_delete(c, cid, plan)
+        if leaf_gone:
+            if plan.new_parent:
+                leaf = await store.newest_descendant(c, cid, plan.new_parent)
+            else:
+                leaf = await store.newest_message(c, cid)
+            await store.set_leaf(c, cid, leaf)
+        conv = await store.get_conversation(c, p.id, cid)
+    return {"deleted_ids": sorted(plan.delete_ids), "deleted": deleted,
+            "conversation": conversation_out(conv)}
+
+
+async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 1_000_000) -> dict:
+    """Copy the active path (or the path up to ``message_id``) into a new conversation."""
+    async with db.write() as c:
+        conv = await store.get_conversation(c, p.id, cid)
+        start = conv.active_leaf_id
+        if body.message_id:
+            start = (await store.get_message(c, cid, body.message_id)).id
+        ids = await store.path_ids(c, cid, start, limit)
+        rows = await store.rows_by_ids(c, ids)
+        if any(r.status == "streaming" for r in rows):
+            raise Conflict("cannot fork while a message on the path is streaming",
+                           code="message_streaming")
+        new_id_ = await store.insert_conversation(
+            c, p.id, title=body.title or conv.title, project_id=conv.project_id,
+            agent_id=conv.agent_id, model_id=conv.model_id, provider=conv.provider)
+        new_conv = await store.get_conversation(c, p.id, new_id_)
+        await store.copy_path(c, rows, new_conv, p.id)
+        new_conv = await store.get_conversation(c, p.id, new_id_)
+    return conversation_out(new_conv)

@@ -1,0 +1,1 @@
+"""Storage: one schema for SQLite and PostgreSQL, the engine factory and migrations."""

@@ -1,0 +1,111 @@
+"""Engine factory: URL normalisation, SQLite pragmas, and the read/write transaction helpers.
+
+Accepted URLs: ``sqlite:///path``, ``sqlite+aiosqlite:///path``, ``postgresql://…``,
+``postgres://…`` and ``postgresql+asyncpg://…``; all are normalised to the async driver.
+
+SQLite has one writer at a time. Write transactions start with ``BEGIN IMMEDIATE`` (so two writers
+never deadlock on a lock upgrade) behind an in-process lock (so waiting writers queue instead of
+spinning on ``busy_timeout``); reads use plain deferred transactions and WAL lets them run beside a
+writer. PostgreSQL needs none of this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+
+def normalize_url(url: str) -> str:
+    """Map the plain and driver-explicit URL forms onto the async drivers."""
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url[len("postgres://") :]
+    u = make_url(url)
+    backend = u.get_backend_name()
+    if backend == "sqlite":
+        u = u.set(drivername="sqlite+aiosqlite")
+    elif backend == "postgresql":
+        u = u.set(drivername="postgresql+asyncpg")
+    else:
+        raise ValueError(f"unsupported database URL {url!r}: use sqlite:// or postgresql://")
+    return u.render_as_string(hide_password=False)
+
+
+def is_sqlite(url: str) -> bool:
+    return make_url(normalize_url(url)).get_backend_name() == "sqlite"
+
+
+def _ensure_sqlite_dir(url: str) -> None:
+    db = make_url(url).database
+    if db and db != ":memory:" and not db.startswith("file:"):
+        parent = os.path.dirname(os.path.abspath(db))
+        os.makedirs(parent, exist_ok=True)
+
+
+class Database:
+    """An async engine plus the transaction helpers every store uses."""
+
+    def __init__(self, url: str, *, echo: bool = False, pool_size: int = 10) -> None:
+        self.url = normalize_url(url)
+        self.dialect = make_url(self.url).get_backend_name()
+        self.sqlite = self.dialect == "sqlite"
+        self._write_lock = asyncio.Lock() if self.sqlite else None
+        if self.sqlite:
+            _ensure_sqlite_dir(self.url)
+            self.engine: AsyncEngine = create_async_engine(
+                self.url, echo=echo, connect_args={"timeout": 30}
+            )
+            self._install_sqlite_hooks()
+        else:
+            self.engine = create_async_engine(
+                self.url, echo=echo, pool_size=pool_size, max_overflow=20, pool_pre_ping=True
+            )
+
+    def _install_sqlite_hooks(self) -> None:
+        sync_engine = self.engine.sync_engine
+
+        @event.listens_for(sync_engine, "connect")
+        def _on_connect(dbapi_conn, _record):  # pragma: no cover - exercised by every test
+            # Let us emit BEGIN ourselves (pysqlite's implicit transactions are not what we want).
+            dbapi_conn.isolation_level = None
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+
+        @event.listens_for(sync_engine, "begin")
+        def _on_begin(conn):  # pragma: no cover - exercised by every test
+            mode = conn.info.pop("chatmem_begin", "BEGIN")
+            conn.exec_driver_sql(mode)
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        """A read transaction (never blocks the writer on SQLite's WAL)."""
+        async with self.engine.connect() as conn:
+            async with conn.begin():
+                yield conn
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        """A write transaction: committed on success, rolled back on any exception."""
+        if self._write_lock is None:
+            async with self.engine.begin() as conn:
+                yield conn
+            return
+        async with self._write_lock:
+            async with self.engine.connect() as conn:
+                sync = conn.sync_connection
+                assert sync is not None
+                sync.info["chatmem_begin"] = "BEGIN IMMEDIATE"
+                async with conn.begin():
+                    yield conn
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()

@@ -1,0 +1,40 @@
+"""Alembic environment: runs migrations over the async engine on either dialect."""
+
+from __future__ import annotations
+
+import asyncio
+
+from alembic import context
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from chatmem.db.schema import metadata
+
+config = context.config
+
+
+def _run(connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+async def _main() -> None:
+    engine = create_async_engine(config.get_main_option("sqlalchemy.url"))
+    try:
+        async with engine.connect() as conn:
+            if conn.dialect.name == "sqlite":
+                await conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            await conn.run_sync(_run)
+            await conn.commit()
+    finally:
+        await engine.dispose()
+
+
+if context.is_offline_mode():  # pragma: no cover - we always migrate online
+    raise SystemExit("offline migrations are not supported")
+asyncio.run(_main())

@@ -1,0 +1,5 @@
+"""projects routes."""
+
+from fastapi import APIRouter
+
+router = APIRouter()

@@ -1,0 +1,1 @@
+"""The web UI: static files served from the same origin as the API."""
