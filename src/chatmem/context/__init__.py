@@ -1,0 +1,1 @@
+"""Context assembly inside a token budget, and compaction into rolling summary blocks."""

@@ -1,0 +1,1 @@
+"""Model providers as plugins (entry-point group ``chatmem.providers``): demo, openai, anthropic."""

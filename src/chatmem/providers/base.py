@@ -1,0 +1,95 @@
+"""The provider interface every model backend implements, and the events a stream yields.
+
+A provider turns a list of chat messages into a stream of events. It knows nothing about
+conversations, the database or HTTP; the generation service does the rest. Third-party providers
+register a class under the ``chatmem.providers`` entry-point group; the class is constructed with
+the process Settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Literal, Protocol, Union
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One entry of the model catalogue (settings), resolved before a turn starts."""
+
+    id: str  # what users pick (e.g. "demo", "gpt-4o-mini", "fast")
+    provider: str  # registry name
+    label: str = ""
+    upstream: str = ""  # the model name sent to the provider ('' = id)
+    context_window: int = 8192
+    max_output: int = 1024
+    price_input: float = 0.0  # per million tokens
+    price_output: float = 0.0
+    price_cache_read: float = 0.0
+    price_cache_write: float = 0.0
+    credits_multiplier: float = 1.0
+    encoding: str = "cl100k_base"
+    fast: bool = False
+    options: dict = field(default_factory=dict)  # provider-specific (base_url, api_key, thinking…)
+
+    @property
+    def upstream_name(self) -> str:
+        return self.upstream or self.id
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Finish:
+    stop_reason: str = "end_turn"
+
+
+ProviderEvent = Union[TextDelta, ThinkingDelta, Usage, Finish]
+
+
+class ProviderError(Exception):
+    """An upstream failure; ``code`` is machine-readable (e.g. 'rate_limited', 'upstream_error')."""
+
+    def __init__(self, message: str, code: str = "upstream_error") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Provider(Protocol):
+    name: str
+
+    def stream(self, model: ModelInfo, messages: list[ChatMessage], *,
+               max_tokens: int) -> AsyncIterator[ProviderEvent]:
+        """Yield deltas, at most one Usage (may come last) and a final Finish."""
+        ...
+
+
+async def complete(provider: Provider, model: ModelInfo, messages: list[ChatMessage], *,
+                   max_tokens: int) -> str:
+    """Run a stream to the end and return its text (titles, summaries, extraction)."""
+    parts: list[str] = []
+    async for ev in provider.stream(model, messages, max_tokens=max_tokens):
+        if isinstance(ev, TextDelta):
+            parts.append(ev.text)
+    return "".join(parts)
