@@ -53,6 +53,7 @@ class Settings(BaseSettings):
     memory_per_turn_cap_agent: int = 2
 
     # jobs
+    run_worker: bool = True  # `chatmem serve --no-worker` turns the in-process job worker off
     job_visibility_timeout_s: int = 120
     job_poll_interval_s: float = 0.5
 
