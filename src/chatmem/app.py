@@ -60,13 +60,24 @@ def install_error_handlers(app: FastAPI) -> None:
         return _error_json(exc.status_code, code, str(exc.detail))
 
 
-def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
-    settings = settings or get_settings()
-    rt = runtime or Runtime(settings=settings, db=Database(settings.database_url))
-    modules = [importlib.import_module(name) for name in FEATURES]
-    for m in modules:
+def _feature_modules() -> list:
+    return [importlib.import_module(name) for name in FEATURES]
+
+
+def create_runtime(settings: Settings) -> Runtime:
+    """A Runtime with every feature installed (job handlers, services) but no HTTP app:
+    what ``chatmem worker`` runs."""
+    rt = Runtime(settings=settings, db=Database(settings.database_url))
+    for m in _feature_modules():
         if hasattr(m, "install"):
             m.install(rt)
+    return rt
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    rt = create_runtime(settings)
+    modules = _feature_modules()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):

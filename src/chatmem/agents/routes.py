@@ -1,5 +1,6 @@
-"""agents routes."""
+"""Agent routes: CRUD under /api/agents (seed 000 companion personas)."""
 
-from fastapi import APIRouter
+from ..crud import crud_router
+from . import service
 
-router = APIRouter()
+router = crud_router("/api/agents", "agents", service, service.AgentIn, service.AgentPatch)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import RedirectResponse
 from pydantic import Field
 
 from ..contracts.base import Input
@@ -24,15 +25,28 @@ class MePatch(Input):
     memory_enabled: bool | None = None
 
 
-@router.post("/auth/login")
-async def login(body: LoginIn, response: Response, rt: Runtime = Depends(get_runtime)):
-    token, csrf, user = await service.login(rt.db, body.email, body.password, rt.settings.session_ttl_s)
+def _set_session_cookies(response: Response, rt: Runtime, token: str, csrf: str) -> None:
     max_age = rt.settings.session_ttl_s
     response.set_cookie(SESSION_COOKIE, token, max_age=max_age, httponly=True, samesite="lax",
                         secure=rt.settings.cookie_secure, path="/")
     response.set_cookie(CSRF_COOKIE, csrf, max_age=max_age, httponly=False, samesite="lax",
                         secure=rt.settings.cookie_secure, path="/")
+
+
+@router.post("/auth/login")
+async def login(body: LoginIn, response: Response, rt: Runtime = Depends(get_runtime)):
+    token, csrf, user = await service.login(rt.db, body.email, body.password, rt.settings.session_ttl_s)
+    _set_session_cookies(response, rt, token, csrf)
     return {"user": user, "csrf_token": csrf}
+
+
+@router.get("/auth/magic", include_in_schema=False)
+async def magic(token: str, rt: Runtime = Depends(get_runtime)):
+    """The first-start login link: a one-time token becomes a session cookie, then the UI."""
+    session, csrf = await service.redeem_login_token(rt.db, token, rt.settings.session_ttl_s)
+    response = RedirectResponse("/", status_code=303)
+    _set_session_cookies(response, rt, session, csrf)
+    return response
 
 
 @router.post("/auth/logout", status_code=204)

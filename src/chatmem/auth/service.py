@@ -120,7 +120,7 @@ async def principal_for_session(db: Database, token: str) -> Principal:
             select(t.users, t.web_sessions.c.csrf_token)
             .join(t.web_sessions, t.web_sessions.c.user_id == t.users.c.id)
             .where(t.web_sessions.c.id == digest(token), t.web_sessions.c.expires_at > now_ms(),
-                   t.users.c.disabled == 0))).first()
+                   t.web_sessions.c.csrf_token != "", t.users.c.disabled == 0))).first()
     if row is None:
         raise Unauthorized("session expired; log in again")
     return _principal(row, "session", row.csrf_token)
@@ -133,14 +133,42 @@ async def login(db: Database, email: str, password: str, ttl_s: int) -> tuple[st
                                                      t.users.c.disabled == 0))).first()
     if row is None or not verify_password(row.password_hash, password):
         raise Unauthorized("wrong email or password")
+    async with db.write() as c:
+        token, csrf = await _new_session(c, row.id, ttl_s)
+    return token, csrf, user_public(row)
+
+
+async def _new_session(c, user_id: str, ttl_s: int) -> tuple[str, str]:
     token, csrf = new_session_token(), new_session_token()
     now = now_ms()
+    await c.execute(delete(t.web_sessions).where(t.web_sessions.c.expires_at <= now))
+    await c.execute(insert(t.web_sessions).values(
+        id=digest(token), user_id=user_id, csrf_token=csrf, created_at=now,
+        expires_at=now + ttl_s * 1000))
+    return token, csrf
+
+
+async def create_login_token(db: Database, user_id: str, ttl_s: int) -> str:
+    """A one-time login token (a web_sessions row with no CSRF token, so it is not a session)."""
+    token = new_session_token()
+    now = now_ms()
     async with db.write() as c:
-        await c.execute(delete(t.web_sessions).where(t.web_sessions.c.expires_at <= now))
         await c.execute(insert(t.web_sessions).values(
-            id=digest(token), user_id=row.id, csrf_token=csrf, created_at=now,
+            id=digest(token), user_id=user_id, csrf_token="", created_at=now,
             expires_at=now + ttl_s * 1000))
-    return token, csrf, user_public(row)
+    return token
+
+
+async def redeem_login_token(db: Database, token: str, ttl_s: int) -> tuple[str, str]:
+    """Exchange a one-time login token for a session (the token stops working)."""
+    W = t.web_sessions.c
+    async with db.write() as c:
+        row = (await c.execute(select(W.user_id).where(W.id == digest(token), W.csrf_token == "",
+                                                       W.expires_at > now_ms()))).first()
+        if row is None:
+            raise Unauthorized("this login link is invalid, used or expired")
+        await c.execute(delete(t.web_sessions).where(W.id == digest(token)))
+        return await _new_session(c, row.user_id, ttl_s)
 
 
 async def logout(db: Database, token: str) -> None:

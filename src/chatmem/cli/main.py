@@ -1,11 +1,179 @@
-"""CLI entry point: serve, worker, migrate, users, keys."""
+"""The ``chatmem`` command line: serve, worker, migrate, users, keys.
+
+Every command builds its settings from the environment when it runs (``CHATMEM_DATABASE_URL``
+etc.), so the same binary serves SQLite on a laptop and PostgreSQL behind a load balancer.
+"""
 
 from __future__ import annotations
 
-import typer
+import asyncio
+import signal
+from typing import Optional
 
-app = typer.Typer(no_args_is_help=True, add_completion=False)
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..config import get_settings
+from ..db.engine import Database
+from ..db.migrate import upgrade
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="chatmem: a chat backend for LLM products.")
+users_app = typer.Typer(no_args_is_help=True, help="Manage users.")
+keys_app = typer.Typer(no_args_is_help=True, help="Manage API keys.")
+app.add_typer(users_app, name="users")
+app.add_typer(keys_app, name="keys")
+
+console = Console()
 
 
 def main() -> None:
     app()
+
+
+def _run(coro):
+    return asyncio.run(coro)
+
+
+async def _with_db(fn):
+    s = get_settings()
+    db = Database(s.database_url)
+    try:
+        return await fn(db, s)
+    finally:
+        await db.dispose()
+
+
+@app.command()
+def migrate() -> None:
+    """Create or upgrade the database schema."""
+    s = get_settings()
+    upgrade(s.database_url)
+    console.print(f"migrated {s.database_url}")
+
+
+@app.command()
+def serve(
+    host: Optional[str] = typer.Option(None, help="Interface to bind (default CHATMEM_HOST or 127.0.0.1)."),
+    port: Optional[int] = typer.Option(None, help="Port (default CHATMEM_PORT or 8000)."),
+    no_worker: bool = typer.Option(False, "--no-worker", help="Do not run the job worker in this process."),
+) -> None:
+    """Migrate, then serve the API and the web UI (plus the job worker unless --no-worker)."""
+    import uvicorn
+
+    from ..app import create_app
+    from .bootstrap import first_start
+
+    overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    if no_worker:
+        overrides["run_worker"] = False
+    s = get_settings(**overrides)
+    upgrade(s.database_url)
+    _run(first_start(s))
+    uvicorn.run(create_app(s), host=s.host, port=s.port, log_level="info", timeout_graceful_shutdown=5)
+
+
+@app.command()
+def worker() -> None:
+    """Run background jobs (and the stale-turn sweeper) without serving HTTP."""
+    from ..app import create_runtime
+
+    s = get_settings(run_worker=True)
+    upgrade(s.database_url)
+
+    async def run() -> None:
+        rt = create_runtime(s)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await rt.start()
+        console.print(f"worker running on {s.database_url}")
+        try:
+            await stop.wait()
+        finally:
+            await rt.stop()
+
+    _run(run())
+
+
+@users_app.command("create")
+def users_create(
+    email: str = typer.Option(..., "--email", help="Login email."),
+    name: str = typer.Option("", "--name"),
+    password: Optional[str] = typer.Option(None, "--password", help="Enables web login."),
+    admin: bool = typer.Option(False, "--admin"),
+) -> None:
+    """Create a user; the new API key is the last line of the output (shown once)."""
+    from ..auth import service
+    from ..errors import ApiError
+
+    upgrade(get_settings().database_url)
+    try:
+        user, key = _run(_with_db(lambda db, s: service.create_user(db, email, name, password, admin)))
+    except ApiError as e:
+        console.print(f"[red]error:[/red] {e.message}")
+        raise typer.Exit(1) from None
+    console.print(f"created {user['role']} {user['email']} ({user['id']})")
+    print(key)
+
+
+@users_app.command("list")
+def users_list() -> None:
+    """List users."""
+    from ..auth import service
+
+    rows = _run(_with_db(lambda db, s: service.list_users(db)))
+    table = Table("id", "email", "name", "role")
+    for u in rows:
+        table.add_row(u["id"], u["email"], u["name"], u["role"])
+    console.print(table)
+
+
+@keys_app.command("create")
+def keys_create(
+    email: str = typer.Option(..., "--email", help="The user's email or id."),
+    name: str = typer.Option("", "--name", help="A label for the key."),
+) -> None:
+    """Create an API key for a user; the key is the last line of the output (shown once)."""
+    from ..auth import service
+    from ..errors import ApiError
+
+    async def go(db, s):
+        user = await service.find_user(db, email)
+        return await service.create_key(db, user.id, name)
+
+    try:
+        kid, key = _run(_with_db(go))
+    except ApiError as e:
+        console.print(f"[red]error:[/red] {e.message}")
+        raise typer.Exit(1) from None
+    console.print(f"created key {kid}")
+    print(key)
+
+
+@keys_app.command("revoke")
+def keys_revoke(key: str = typer.Argument(..., help="The key's id or its shown prefix.")) -> None:
+    """Revoke an API key (requests with it answer 401 from now on)."""
+    from ..auth import service
+
+    n = _run(_with_db(lambda db, s: service.revoke_key(db, key)))
+    if not n:
+        console.print(f"[red]no active key {key!r}[/red]")
+        raise typer.Exit(1)
+    console.print(f"revoked {key}")
+
+
+@keys_app.command("list")
+def keys_list(email: str = typer.Option(..., "--email")) -> None:
+    """List a user's keys (prefixes only; keys are never stored in clear)."""
+    from ..auth import service
+
+    async def go(db, s):
+        user = await service.find_user(db, email)
+        return await service.list_keys(db, user.id)
+
+    table = Table("id", "name", "prefix", "revoked")
+    for k in _run(_with_db(go)):
+        table.add_row(k["id"], k["name"], k["prefix"], "yes" if k["revoked_at"] else "")
+    console.print(table)

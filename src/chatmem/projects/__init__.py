@@ -1,1 +1,1 @@
-"""Projects CRUD."""
+"""Projects: containers for conversations, with instructions injected into their context."""

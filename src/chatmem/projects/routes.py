@@ -1,5 +1,6 @@
-"""projects routes."""
+"""Project routes: CRUD under /api/projects."""
 
-from fastapi import APIRouter
+from ..crud import crud_router
+from . import service
 
-router = APIRouter()
+router = crud_router("/api/projects", "projects", service, service.ProjectIn, service.ProjectPatch)

@@ -1,0 +1,134 @@
+"""Agent use-cases: CRUD scoped to the owner; the list is ordered by each agent's latest message.
+
+Field limits follow seed 000's persona contract where it states them (name/handle 120, headline 200,
+profile text 2,000); the prompt fields, which the seed stores but does not bound, are capped at
+4,000 characters so one agent cannot eat a model's context window.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+from sqlalchemy import and_, delete, func, insert, select, update
+
+from ..auth.models import Principal
+from ..contracts.base import Input
+from ..db import schema as t
+from ..db.clock import now_ms
+from ..db.engine import Database
+from ..db.ids import new_id
+from ..errors import NotFound
+
+A = t.agents.c
+C = t.conversations.c
+
+PROMPT_MAX = 4000
+
+
+def _strip(v):
+    if isinstance(v, str):
+        v = v.strip()
+        if not v:
+            raise ValueError("must not be blank")
+    return v
+
+
+class AgentIn(Input):
+    name: str = Field(min_length=1, max_length=120)
+    handle: str = Field(min_length=1, max_length=120)
+    headline: str = Field(default="", max_length=200)
+    description: str = Field(default="", max_length=2000)
+    story_background: str = Field(default="", max_length=PROMPT_MAX)
+    personality_prompt: str = Field(default="", max_length=PROMPT_MAX)
+    tone_prompt: str = Field(default="", max_length=PROMPT_MAX)
+    guardrails_prompt: str = Field(default="", max_length=PROMPT_MAX)
+    opening_message: str | None = Field(default=None, max_length=2000)
+    default_prompt: str = Field(default="", max_length=PROMPT_MAX)
+    image_key: str | None = Field(default=None, max_length=500)
+    visibility: Literal["private", "public"] = "private"
+    status: Literal["draft", "published", "archived"] = "published"
+
+    _s = field_validator("name", "handle")(classmethod(lambda cls, v: _strip(v)))
+
+
+class AgentPatch(Input):
+    name: str | None = Field(default=None, min_length=1, max_length=120)
+    handle: str | None = Field(default=None, min_length=1, max_length=120)
+    headline: str | None = Field(default=None, max_length=200)
+    description: str | None = Field(default=None, max_length=2000)
+    story_background: str | None = Field(default=None, max_length=PROMPT_MAX)
+    personality_prompt: str | None = Field(default=None, max_length=PROMPT_MAX)
+    tone_prompt: str | None = Field(default=None, max_length=PROMPT_MAX)
+    guardrails_prompt: str | None = Field(default=None, max_length=PROMPT_MAX)
+    opening_message: str | None = Field(default=None, max_length=2000)
+    default_prompt: str | None = Field(default=None, max_length=PROMPT_MAX)
+    image_key: str | None = Field(default=None, max_length=500)
+    visibility: Literal["private", "public"] | None = None
+    status: Literal["draft", "published", "archived"] | None = None
+
+    _s = field_validator("name", "handle")(classmethod(lambda cls, v: _strip(v)))
+
+
+def agent_out(row) -> dict:
+    m = dict(row._mapping)
+    m.pop("user_id", None)
+    m.setdefault("last_message_at", None)
+    return m
+
+
+async def get_owned(c, p: Principal, agent_id: str):
+    row = (await c.execute(select(t.agents).where(A.id == agent_id, A.user_id == p.id))).first()
+    if row is None:
+        raise NotFound("agent not found")
+    return row
+
+
+async def create(db: Database, p: Principal, body: AgentIn) -> dict:
+    now = now_ms()
+    aid = new_id("agt")
+    async with db.write() as c:
+        await c.execute(insert(t.agents).values(id=aid, user_id=p.id, created_at=now,
+                                                updated_at=now, **body.model_dump()))
+        row = await get_owned(c, p, aid)
+    return agent_out(row)
+
+
+async def list_(db: Database, p: Principal) -> dict:
+    """The caller's agents, the one with the most recent conversation message first."""
+    last = (select(C.agent_id, func.max(C.last_message_at).label("last_message_at"))
+            .where(C.user_id == p.id, C.agent_id.is_not(None)).group_by(C.agent_id).subquery())
+    q = (select(t.agents, last.c.last_message_at)
+         .select_from(t.agents.outerjoin(last, and_(last.c.agent_id == A.id)))
+         .where(A.user_id == p.id)
+         .order_by(func.coalesce(last.c.last_message_at, -1).desc(), A.updated_at.desc(),
+                   A.id.desc()))
+    async with db.read() as c:
+        rows = (await c.execute(q)).all()
+    return {"items": [agent_out(r) for r in rows], "next_cursor": None}
+
+
+async def get(db: Database, p: Principal, agent_id: str) -> dict:
+    async with db.read() as c:
+        return agent_out(await get_owned(c, p, agent_id))
+
+
+async def patch(db: Database, p: Principal, agent_id: str, body: AgentPatch) -> dict:
+    changes = body.model_dump(exclude_unset=True)
+    for required in ("name", "handle", "visibility", "status"):
+        if changes.get(required, "") is None:
+            changes.pop(required)
+    async with db.write() as c:
+        await get_owned(c, p, agent_id)
+        if changes:
+            await c.execute(update(t.agents).where(A.id == agent_id)
+                            .values(updated_at=now_ms(), **changes))
+        row = await get_owned(c, p, agent_id)
+    return agent_out(row)
+
+
+async def remove(db: Database, p: Principal, agent_id: str) -> None:
+    """Delete an agent with its conversations, messages and memories (seed 000's CASCADE rules)."""
+    async with db.write() as c:
+        await get_owned(c, p, agent_id)
+        await c.execute(delete(t.agents).where(A.id == agent_id))

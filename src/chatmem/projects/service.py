@@ -1,0 +1,124 @@
+"""Project use-cases. Names are unique per (user, workspace) ignoring case and surrounding spaces —
+enforced by the database's expression index, reported to the caller as a 409."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from ..auth.models import Principal
+from ..contracts.base import Input
+from ..db import schema as t
+from ..db.clock import now_ms
+from ..db.engine import Database
+from ..db.ids import new_id
+from ..errors import Conflict, NotFound
+
+P = t.projects.c
+FLAGS = ("pinned", "auto_add_uploads", "is_public")
+
+
+def _name(v: str | None) -> str | None:
+    if v is None:
+        return v
+    v = v.strip()
+    if not v:
+        raise ValueError("name must not be blank")
+    return v
+
+
+class ProjectIn(Input):
+    name: str = Field(min_length=1, max_length=120)
+    description: str = Field(default="", max_length=2000)
+    instructions: str = Field(default="", max_length=20000)
+    accent: str = Field(default="violet", min_length=1, max_length=32)
+    emoji: str = Field(default="", max_length=16)
+    pinned: bool = False
+    auto_add_uploads: bool = False
+    is_public: bool = True
+
+    _n = field_validator("name")(classmethod(lambda cls, v: _name(v)))
+
+
+class ProjectPatch(Input):
+    name: str | None = Field(default=None, min_length=1, max_length=120)
+    description: str | None = Field(default=None, max_length=2000)
+    instructions: str | None = Field(default=None, max_length=20000)
+    accent: str | None = Field(default=None, min_length=1, max_length=32)
+    emoji: str | None = Field(default=None, max_length=16)
+    pinned: bool | None = None
+    auto_add_uploads: bool | None = None
+    is_public: bool | None = None
+
+    _n = field_validator("name")(classmethod(lambda cls, v: _name(v)))
+
+
+def project_out(row) -> dict:
+    m = dict(row._mapping)
+    for k in FLAGS:
+        m[k] = bool(m[k])
+    m.pop("user_id", None)
+    return m
+
+
+def _values(data: dict) -> dict:
+    return {k: (int(v) if k in FLAGS else v) for k, v in data.items()}
+
+
+async def _get(c, p: Principal, pid: str):
+    row = (await c.execute(select(t.projects).where(P.id == pid, P.user_id == p.id))).first()
+    if row is None:
+        raise NotFound("project not found")
+    return row
+
+
+def _dup(name: str) -> Conflict:
+    return Conflict(f"a project named {name!r} already exists", code="duplicate_name")
+
+
+async def create(db: Database, p: Principal, body: ProjectIn) -> dict:
+    now = now_ms()
+    pid = new_id("p")
+    try:
+        async with db.write() as c:
+            await c.execute(insert(t.projects).values(
+                id=pid, user_id=p.id, created_at=now, updated_at=now, workspace_id="",
+                **_values(body.model_dump())))
+            row = await _get(c, p, pid)
+    except IntegrityError:
+        raise _dup(body.name) from None
+    return project_out(row)
+
+
+async def list_(db: Database, p: Principal) -> dict:
+    async with db.read() as c:
+        rows = (await c.execute(select(t.projects).where(P.user_id == p.id, P.workspace_id == "")
+                                .order_by(P.pinned.desc(), P.updated_at.desc(), P.id.desc()))).all()
+    return {"items": [project_out(r) for r in rows], "next_cursor": None}
+
+
+async def get(db: Database, p: Principal, pid: str) -> dict:
+    async with db.read() as c:
+        return project_out(await _get(c, p, pid))
+
+
+async def patch(db: Database, p: Principal, pid: str, body: ProjectPatch) -> dict:
+    changes = {k: v for k, v in body.model_dump(exclude_unset=True).items() if v is not None}
+    try:
+        async with db.write() as c:
+            await _get(c, p, pid)
+            if changes:
+                await c.execute(update(t.projects).where(P.id == pid)
+                                .values(updated_at=now_ms(), **_values(changes)))
+            row = await _get(c, p, pid)
+    except IntegrityError:
+        raise _dup(changes.get("name", "")) from None
+    return project_out(row)
+
+
+async def remove(db: Database, p: Principal, pid: str) -> None:
+    """Delete a project; its conversations stay, detached (conversations.project_id SET NULL)."""
+    async with db.write() as c:
+        await _get(c, p, pid)
+        await c.execute(delete(t.projects).where(P.id == pid))
