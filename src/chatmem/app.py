@@ -99,4 +99,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     for m in modules:
         app.include_router(m.router)
+        if hasattr(m, "mount"):  # static files and other sub-apps
+            m.mount(app)
     return app

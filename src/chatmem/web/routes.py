@@ -1,4 +1,5 @@
-"""Serves the web UI's static page at ``/`` (same origin as the API, so the session cookie works)."""
+"""Serves the web UI (a dependency-free single page) from the same origin as the API, so the
+HttpOnly session cookie and the CSRF header work without CORS."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
 
 STATIC = Path(__file__).parent / "static"
 
@@ -15,3 +17,7 @@ router = APIRouter(include_in_schema=False)
 @router.get("/")
 async def index():
     return FileResponse(STATIC / "index.html", media_type="text/html")
+
+
+def mount(app) -> None:
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
