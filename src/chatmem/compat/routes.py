@@ -1,0 +1,57 @@
+"""The ``/rpc`` routes of DESIGN.md §8 (seed 000): auth, one service call, the envelope.
+
+Every response — success, validation error, authentication error, unknown path — is a seed-000
+envelope (see envelope.py). The chat turn answers with the reply as a plain-text stream.
+(No ``from __future__ import annotations``: FastAPI must see the real body types.)
+"""
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.routing import APIRoute
+
+from ..auth.deps import current_user, get_runtime
+from ..auth.models import Principal
+from ..runtime import Runtime
+from . import envelope, service
+from .contracts import MessageFeedbackRequest
+
+router = APIRouter(prefix="/rpc", tags=["seed-000"], route_class=envelope.EnvelopeRoute)
+
+
+@router.get("/chat/inbox/{agentId}/conversation")
+async def inbox_conversation(agentId: str, request: Request, p: Principal = Depends(current_user),
+                             rt: Runtime = Depends(get_runtime)):
+    return envelope.ok(request, await service.conversation(rt.db, p, agentId))
+
+
+@router.get("/chat/inbox/{agentId}/messages")
+async def inbox_messages(agentId: str, request: Request, cursor: str | None = None,
+                         p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+    return envelope.ok(request, await service.messages(rt.db, p, agentId, cursor))
+
+
+@router.post("/chat/inbox/{agentId}/messages/{messageId}/feedback")
+async def inbox_feedback(agentId: str, messageId: str, body: MessageFeedbackRequest,
+                         request: Request, p: Principal = Depends(current_user),
+                         rt: Runtime = Depends(get_runtime)):
+    return envelope.ok(request, await service.give_feedback(rt.db, p, agentId, messageId, body))
+
+
+ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+
+
+def _path_exists(request: Request) -> bool:
+    path = request.url.path
+    return any(r.endpoint is not rpc_not_found and r.path_regex.match(path)
+               for r in router.routes if isinstance(r, APIRoute))
+
+
+async def rpc_not_found(request: Request):
+    """Unknown ``/rpc`` paths and methods answer in the envelope, not the native error shape."""
+    if _path_exists(request):
+        return envelope.fail(request, 405, "method_not_allowed", "Method not allowed")
+    return envelope.fail(request, 404, "not_found", "Not found")
+
+
+# Registered last so every real /rpc route matches first.
+router.add_api_route("/{rest:path}", rpc_not_found, methods=ALL_METHODS, include_in_schema=False)
+router.add_api_route("", rpc_not_found, methods=ALL_METHODS, include_in_schema=False)

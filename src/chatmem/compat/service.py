@@ -1,0 +1,102 @@
+"""Seed-000 use-cases over chatmem's tables: the default conversation, history pages and feedback.
+
+Each function is one use-case scoped to the calling Principal and returns a contract model.
+Status names map ``complete → completed`` and ``error → failed``; ``streaming`` rows are not listed.
+Ratings map ``positive ↔ like`` and ``negative ↔ dislike`` in ``message_feedback`` so the native API
+and admin views see the same rows.
+"""
+
+from __future__ import annotations
+
+from ..auth.models import Principal
+from ..conversations import blocks as blk
+from ..db.engine import Database
+from ..errors import BadRequest
+from . import cursor as cur
+from . import store
+from .contracts import (FEEDBACK_REASONS, AgentConversationMessage, AgentConversationMessagesPage,
+                        AgentConversationResponse, MessageFeedback, MessageFeedbackRequest,
+                        MessageFeedbackResponse)
+
+STATUS_OUT = {"complete": "completed", "error": "failed"}
+RATING_IN = {"positive": "like", "negative": "dislike"}
+RATING_OUT = {v: k for k, v in RATING_IN.items()}
+
+
+def feedback_out(row) -> MessageFeedback | None:
+    if row is None:
+        return None
+    reasons = row.reasons or []
+    reason = next((r for r in reasons if r in FEEDBACK_REASONS), "other" if reasons else None)
+    return MessageFeedback(rating=RATING_OUT[row.rating], reason=reason, note=row.comment or None,
+                           updatedAtMs=row.updated_at)
+
+
+def message_out(row, agent_id: str, feedback=None) -> AgentConversationMessage:
+    return AgentConversationMessage(
+        id=row.id, conversationId=row.conversation_id, agentId=agent_id, role=row.role,
+        content=blk.visible_text(row.blocks), status=STATUS_OUT[row.status],
+        createdAtMs=row.created_at, feedback=feedback_out(feedback))
+
+
+def parse_cursor(raw: str | None) -> cur.Cursor | None:
+    if raw is None:
+        return None
+    try:
+        return cur.parse(raw)
+    except cur.InvalidCursor:
+        raise BadRequest("Invalid cursor", code="invalid_cursor") from None
+
+
+async def _page(c, user_id: str, conv, cursor: cur.Cursor | None):
+    rows, older = await store.history_page(c, conv.id, cursor)
+    fb = await store.feedback_for(c, user_id, [r.id for r in rows if r.role == "assistant"])
+    messages = [message_out(r, conv.agent_id, fb.get(r.id)) for r in rows]
+    nxt = cur.emit(rows[0].created_at, rows[0].id, older.created_at) if older is not None else None
+    return messages, nxt
+
+
+async def get_or_create_default(db: Database, p: Principal, agent_id: str):
+    """(agent, default conversation); creates the conversation on first use, race-free."""
+    async with db.read() as c:
+        agent = await store.owned_agent(c, p.id, agent_id)
+        conv = await store.default_conversation(c, p.id, agent_id)
+    if conv is None:
+        async with db.write() as c:
+            agent = await store.owned_agent(c, p.id, agent_id)
+            conv = await store.ensure_default_conversation(c, p.id, agent)
+    return agent, conv
+
+
+async def conversation(db: Database, p: Principal, agent_id: str) -> AgentConversationResponse:
+    """GET /rpc/chat/inbox/{agentId}/conversation: the default conversation and its newest page."""
+    agent, conv = await get_or_create_default(db, p, agent_id)
+    async with db.read() as c:
+        conv = await store.agent_conversation(c, p.id, agent_id, conv.id)
+        messages, nxt = await _page(c, p.id, conv, None)
+    return AgentConversationResponse(
+        conversationId=conv.id, agentId=agent.id, title=conv.title, summary=conv.summary,
+        messageCount=conv.message_count, openingMessage=agent.opening_message,
+        messages=messages, nextCursor=nxt)
+
+
+async def messages(db: Database, p: Principal, agent_id: str,
+                   cursor: str | None) -> AgentConversationMessagesPage:
+    """GET /rpc/chat/inbox/{agentId}/messages?cursor=: the page strictly older than ``cursor``."""
+    parsed = parse_cursor(cursor)
+    _agent, conv = await get_or_create_default(db, p, agent_id)
+    async with db.read() as c:
+        items, nxt = await _page(c, p.id, conv, parsed)
+    return AgentConversationMessagesPage(messages=items, nextCursor=nxt)
+
+
+async def give_feedback(db: Database, p: Principal, agent_id: str, message_id: str,
+                        body: MessageFeedbackRequest) -> MessageFeedbackResponse:
+    """Upsert the caller's rating of one of their completed assistant messages of this agent."""
+    async with db.write() as c:
+        await store.owned_agent(c, p.id, agent_id)
+        msg = await store.feedback_target(c, p.id, agent_id, message_id)
+        row = await store.upsert_feedback(
+            c, p.id, msg, rating=RATING_IN[body.rating],
+            reasons=[body.reason] if body.reason else [], comment=body.note or "")
+    return MessageFeedbackResponse(messageId=msg.id, feedback=feedback_out(row))
