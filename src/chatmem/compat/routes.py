@@ -11,7 +11,7 @@ from fastapi.routing import APIRoute
 from ..auth.deps import current_user, get_runtime
 from ..auth.models import Principal
 from ..runtime import Runtime
-from . import envelope, service
+from . import envelope, memories, service
 from .contracts import MessageFeedbackRequest
 
 router = APIRouter(prefix="/rpc", tags=["seed-000"], route_class=envelope.EnvelopeRoute)
@@ -34,6 +34,12 @@ async def inbox_feedback(agentId: str, messageId: str, body: MessageFeedbackRequ
                          request: Request, p: Principal = Depends(current_user),
                          rt: Runtime = Depends(get_runtime)):
     return envelope.ok(request, await service.give_feedback(rt.db, p, agentId, messageId, body))
+
+
+@router.get("/agent/my/{agentId}/memories")
+async def agent_memories(agentId: str, request: Request, p: Principal = Depends(current_user),
+                         rt: Runtime = Depends(get_runtime)):
+    return envelope.ok(request, await memories.list_memories(rt.db, p, agentId))
 
 
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
