@@ -52,6 +52,30 @@ async def _pg_exec(url: str, sql: str) -> None:
         await conn.close()
 
 
+def _run(coro) -> None:
+    """asyncio.run, also from inside a running loop (Playwright's sync API keeps one running)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(coro)
+        return
+    import threading
+
+    err: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(coro)
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+            err.append(e)
+
+    th = threading.Thread(target=target)
+    th.start()
+    th.join()
+    if err:
+        raise err[0]
+
+
 @pytest.fixture(scope="session")
 def pg_url():
     admin = _pg_admin_url()
@@ -59,11 +83,11 @@ def pg_url():
         yield None
         return
     name = f"chatmem_test_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-    asyncio.run(_pg_exec(_with_db(admin, "postgres"), f'CREATE DATABASE "{name}"'))
+    _run(_pg_exec(_with_db(admin, "postgres"), f'CREATE DATABASE "{name}"'))
     url = _with_db(admin, name)
     upgrade(url)
     yield url
-    asyncio.run(_pg_exec(_with_db(admin, "postgres"), f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    _run(_pg_exec(_with_db(admin, "postgres"), f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture(scope="session")
@@ -85,7 +109,7 @@ def db_url(request, tmp_path, sqlite_template):
     if url is None:
         pytest.skip(f"{PG_ENV} not set (PostgreSQL tests run in CI)")
     tables = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
-    asyncio.run(_pg_exec(url, f"TRUNCATE {tables} CASCADE"))
+    _run(_pg_exec(url, f"TRUNCATE {tables} CASCADE"))
     return url
 
 

@@ -1,0 +1,70 @@
+"""The web UI in a real browser (Debian's Chromium driven by Playwright) against a real server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import httpx
+import pytest
+
+from .servers import Server, create_user
+
+CHROMIUM = os.environ.get("CHATMEM_TEST_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not shutil.which(CHROMIUM) and not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            raise RuntimeError(f"{CHROMIUM} is required in CI (apt-get install chromium)")
+        pytest.skip("chromium not installed")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def server(db_url):
+    s = Server(db_url, env_extra={"CHATMEM_DEMO_DELAY_MS": "5"}).start()
+    yield s
+    s.stop()
+
+
+def test_login_browse_switch_branch_logout(browser, server, db_url):
+    key = create_user(db_url, "web@example.com", password="s3cret-pass")
+    api = httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {key}"})
+    cid = api.post("/api/conversations", json={"title": "Branchy"}).json()["id"]
+    q = api.post(f"/api/conversations/{cid}/messages", json={"content": "Question?", "generate": False}).json()
+    api.post(f"/api/conversations/{cid}/messages", json={"content": "First answer", "role": "assistant"})
+    api.post(f"/api/conversations/{cid}/messages",
+             json={"content": "Second answer", "role": "assistant", "parent_id": q["id"]})
+
+    page = browser.new_page()
+    page.goto(server.base + "/")
+    page.fill("input[name=email]", "web@example.com")
+    page.fill("input[name=password]", "wrong")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#login-error:has-text('Wrong')")
+    page.fill("input[name=password]", "s3cret-pass")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#conversations li:has-text('Branchy')")
+    page.wait_for_selector(".msg.assistant:has-text('Second answer')")
+    assert page.inner_text(".msg.assistant .branch-pos") == "2/2"
+    page.click(".msg.assistant .branch-prev")
+    page.wait_for_selector(".msg.assistant:has-text('First answer')")
+    assert page.inner_text(".msg.assistant .branch-pos") == "1/2"
+    # the switch was a cookie-authenticated write: it went through with the CSRF header
+    assert api.get(f"/api/conversations/{cid}").json()["active_leaf_id"] != q["id"]
+    page.click("#logout")
+    page.wait_for_selector("#login-form")
+    page.reload()
+    page.wait_for_selector("#login-form")
+    page.close()
