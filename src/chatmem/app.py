@@ -26,6 +26,7 @@ FEATURES = [
     "chatmem.conversations.routes",
     "chatmem.projects.routes",
     "chatmem.agents.routes",
+    "chatmem.generation.routes",
     "chatmem.compat.routes",
     "chatmem.web.routes",
 ]

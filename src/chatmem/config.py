@@ -35,7 +35,24 @@ class Settings(BaseSettings):
     ping_interval_s: float = 15.0
     event_retention_s: int = 2 * 3600
     sweep_interval_s: float = 5.0
-    default_model: str = "demo"
+    stop_poll_ms: int = 500  # how often a running turn checks for a stop asked on another replica
+    follow_poll_ms: int = 100  # how often a follower on another replica polls the event log
+    default_model: str = ""  # '' = the first configured real model, else "demo"
+    fast_model: str = ""  # what the "fast" alias resolves to ('' = the default model)
+    credits_per_usd: float = 1000.0  # credits = cost × credits_per_usd × model multiplier
+    title_words: int = 8  # titles made from the first words of the first message
+
+    # model catalogue: CHATMEM_MODELS is a JSON list of {id, provider, label, upstream,
+    # context_window, max_output, price_input, price_output, price_cache_read, price_cache_write
+    # (USD per million tokens), credits_multiplier, encoding, options}; models_file may hold the
+    # same as JSON or TOML ([[models]]).
+    models: list[dict] = Field(default_factory=list)
+    openai_api_key: str = ""  # with a key (or base URL) and no openai model listed, openai_model
+    openai_base_url: str = ""  # is added to the catalogue; same for anthropic
+    openai_model: str = "gpt-4o-mini"
+    anthropic_api_key: str = ""
+    anthropic_base_url: str = ""
+    anthropic_model: str = "claude-sonnet-4-5"
 
     # demo provider
     demo_delay_ms: int = 20
@@ -46,6 +63,12 @@ class Settings(BaseSettings):
     reserved_output_tokens: int = 1024
     keep_recent_rounds: int = 6
     memory_budget_tokens: int = 800
+    system_prompt: str = "You are a helpful assistant."
+    compaction_trigger_tokens: int = 32_000  # capped per model at 75% of (window - reserved)
+    summary_max_tokens: int = 8192  # one block; capped per model at 30% of the budget
+    summary_budget_tokens: int = 8192  # merge budget of a path's blocks; capped at 25%
+    compaction_lease_ttl_s: int = 600
+    inline_compaction: bool = True  # compact before the model call when the backlog demands it
 
     # memory
     memory_enabled: bool = True  # the admin-wide switch
@@ -56,6 +79,10 @@ class Settings(BaseSettings):
     run_worker: bool = True  # `chatmem serve --no-worker` turns the in-process job worker off
     job_visibility_timeout_s: int = 120
     job_poll_interval_s: float = 0.5
+    job_max_attempts: int = 5
+    job_backoff_s: float = 2.0  # retry n waits job_backoff_s * 2**(n-1), capped below
+    job_backoff_max_s: float = 300.0
+    job_keep_done_s: int = 7 * 24 * 3600  # finished jobs are deleted after this; failed ones stay
 
     models_file: str = ""  # optional JSON/TOML catalogue path
     extra: dict = Field(default_factory=dict)

@@ -1,0 +1,111 @@
+"""The per-message event log: in memory for live subscribers, durable in ``stream_events``.
+
+A running turn owns a ``LiveLog``: every event gets the next sequence number (from 1) and wakes the
+subscribers in this process at once; the turn flushes new events (with the partial message) to the
+database at least every ``flush_interval_ms``, so a reader on another replica, or after a restart,
+sees them. The store functions below read and write the durable side; ``follow`` in service.py
+stitches the two together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy import and_, delete, func, insert, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ..db import schema as t
+from ..db.clock import now_ms
+
+E = t.stream_events.c
+NOTIFY_CHANNEL = "chatmem_events"
+
+
+class LiveLog:
+    """Events of one running turn, held in memory; ``events[i]`` has ``seq == i + 1``."""
+
+    def __init__(self, message_id: str, first: list[dict]) -> None:
+        self.message_id = message_id
+        self.events: list[dict] = list(first)
+        self.flushed = len(self.events)  # events[:flushed] are in the database
+        self.closed = False
+        self._wake = asyncio.Event()
+
+    @property
+    def last_seq(self) -> int:
+        return len(self.events)
+
+    def add(self, type_: str, data: dict, *, durable: bool = False) -> dict:
+        ev = {"seq": len(self.events) + 1, "type": type_, "data": data}
+        self.events.append(ev)
+        if durable:
+            self.flushed = len(self.events)
+        self._notify()
+        return ev
+
+    def pending(self) -> list[dict]:
+        return self.events[self.flushed:]
+
+    def close(self) -> None:
+        self.closed = True
+        self._notify()
+
+    def _notify(self) -> None:
+        wake, self._wake = self._wake, asyncio.Event()
+        wake.set()
+
+    async def batches(self, after: int):
+        """Yield lists of events with seq > after until the log is closed and drained."""
+        seq = after
+        while True:
+            if len(self.events) > seq:
+                batch = self.events[seq:]
+                seq = len(self.events)
+                yield batch
+                continue
+            if self.closed:
+                return
+            await self._wake.wait()
+
+
+async def insert_events(c: AsyncConnection, message_id: str, events: list[dict]) -> None:
+    if not events:
+        return
+    now = now_ms()
+    await c.execute(insert(t.stream_events), [
+        {"message_id": message_id, "seq": e["seq"], "type": e["type"], "data": e["data"],
+         "created_at": now} for e in events])
+    if c.dialect.name == "postgresql":
+        await c.execute(text("SELECT pg_notify(:ch, :mid)"),
+                        {"ch": NOTIFY_CHANNEL, "mid": message_id})
+
+
+async def read_after(c: AsyncConnection, message_id: str, after: int, limit: int = 200) -> list[dict]:
+    q = (select(E.seq, E.type, E.data).where(E.message_id == message_id, E.seq > after)
+         .order_by(E.seq).limit(limit))
+    return [{"seq": r.seq, "type": r.type, "data": r.data} for r in (await c.execute(q)).all()]
+
+
+async def bounds(c: AsyncConnection, message_id: str) -> tuple[int | None, int | None]:
+    row = (await c.execute(select(func.min(E.seq), func.max(E.seq))
+                           .where(E.message_id == message_id))).one()
+    return row[0], row[1]
+
+
+async def append_durable(c: AsyncConnection, message_id: str, type_: str, data: dict) -> dict:
+    """Append one event after the current last one (used when no LiveLog owns the message)."""
+    _, last = await bounds(c, message_id)
+    ev = {"seq": (last or 0) + 1, "type": type_, "data": data}
+    await insert_events(c, message_id, [ev])
+    return ev
+
+
+async def prune(c: AsyncConnection, older_than_ms: int) -> int:
+    """Drop the logs of finished messages whose newest event is older than the cutoff."""
+    M = t.messages.c
+    old = (select(E.message_id).group_by(E.message_id)
+           .having(func.max(E.created_at) < older_than_ms))
+    finished = select(M.id).where(M.status != "streaming")
+    res = await c.execute(delete(t.stream_events).where(and_(E.message_id.in_(old),
+                                                             E.message_id.in_(finished))))
+    return res.rowcount or 0

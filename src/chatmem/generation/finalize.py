@@ -1,0 +1,71 @@
+"""Ending a message's generation in the database: the one place a ``streaming`` row stops streaming.
+
+Used by the turn itself (complete, stopped, error) and, for turns whose process is gone, by the
+sweeper and by stop. Every ending is one transaction that updates the row only if it is still
+``streaming`` (so two enders never both win), appends the closing events after the last durable
+one and releases the lease — a follower that sees the row finished also sees the whole log.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ..conversations import blocks as blk
+from ..conversations import store
+from ..conversations.wire import message_out
+from ..db import schema as t
+from . import events as ev
+from . import leases
+
+M = t.messages.c
+
+
+async def message_public(c: AsyncConnection, row) -> dict:
+    info = await store.branch_info_for(c, row.conversation_id, [row])
+    out = message_out(row, info.get(row.id), is_admin=False)
+    out.pop("metadata", None)
+    return out
+
+
+async def end_message(c: AsyncConnection, message_id: str, *, values: dict,
+                      events: list[dict], terminal: str, terminal_data: dict) -> dict | None:
+    """Finish a streaming row. ``events`` already carry seqs; the terminal event gets the next one.
+
+    Returns the terminal event, or None when the row was no longer streaming (someone else ended it).
+    """
+    if "blocks" in values:
+        values = {**values, "search_text": blk.visible_text(values["blocks"])}
+    res = await c.execute(update(t.messages).where(M.id == message_id, M.status == "streaming")
+                          .values(**values))
+    if not res.rowcount:
+        return None
+    row = (await c.execute(select(t.messages).where(M.id == message_id))).one()
+    last = events[-1]["seq"] if events else (await ev.bounds(c, message_id))[1] or 0
+    data = dict(terminal_data)
+    if terminal == "done":
+        data["message"] = await message_public(c, row)
+    final = {"seq": last + 1, "type": terminal, "data": data}
+    await ev.insert_events(c, message_id, [*events, final])
+    await leases.release_message(c, message_id)
+    return final
+
+
+async def end_orphan(c: AsyncConnection, message_id: str, *, stopped: bool) -> dict | None:
+    """End a streaming row whose turn is not running anywhere, keeping the flushed partial text.
+
+    ``stopped`` (the user asked to stop it) ends it as complete/stopped; otherwise it becomes
+    error/generation_interrupted.
+    """
+    if stopped:
+        return await end_message(c, message_id, values={"status": "complete",
+                                                        "stop_reason": "stopped"},
+                                 events=[], terminal="done",
+                                 terminal_data={"stop_reason": "stopped"})
+    return await end_message(
+        c, message_id,
+        values={"status": "error", "stop_reason": "error", "error": "generation_interrupted"},
+        events=[], terminal="error",
+        terminal_data={"code": "generation_interrupted",
+                       "message": "the process generating this answer stopped before it "
+                                  "finished; the text up to its last save is kept"})

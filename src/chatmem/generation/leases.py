@@ -1,0 +1,90 @@
+"""Generation leases: one row per running turn, keyed (conversation, branch_key, principal).
+
+``branch_key`` is the id of the message the new one is written under (``root`` for the first), so a
+double submit on one branch collides while other users, other branches and regenerations proceed.
+The owner token is ``<assistant message id>:<secret>``: the sweeper can tell which message a lease
+protects, and only the owner can renew or release it. Expiry is short (``lease_ttl_s``) and renewed
+by the turn's heartbeat, so a dead process's turns are found within seconds. A stop asked on
+another replica is recorded by suffixing the token with ``!stop``; the owner sees it and stops.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import and_, delete, func, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ..db import schema as t
+
+L = t.conversation_generation_leases.c
+STOP = "!stop"
+
+
+def message_of(token: str) -> str:
+    return token.split(":", 1)[0]
+
+
+def _of_message(message_id: str):
+    return L.owner_token.startswith(message_id + ":", autoescape=True)
+
+
+async def acquire(c: AsyncConnection, conv_id: str, branch_key: str, principal_id: str,
+                  token: str, ttl_ms: int, now: int) -> str | None:
+    """Take the lease; None on success, else the live holder's token."""
+    key = and_(L.conversation_id == conv_id, L.branch_key == branch_key,
+               L.principal_id == principal_id)
+    await c.execute(delete(t.conversation_generation_leases).where(key, L.expires_at <= now))
+    ins = pg_insert if c.dialect.name == "postgresql" else sqlite_insert
+    await c.execute(ins(t.conversation_generation_leases).values(
+        conversation_id=conv_id, branch_key=branch_key, principal_id=principal_id,
+        owner_token=token, expires_at=now + ttl_ms).on_conflict_do_nothing())
+    holder = (await c.execute(select(L.owner_token).where(key))).scalar()
+    return None if holder == token else holder
+
+
+async def live_count(c: AsyncConnection, principal_id: str, now: int) -> int:
+    q = select(func.count()).select_from(t.conversation_generation_leases).where(
+        L.principal_id == principal_id, L.expires_at > now)
+    return (await c.execute(q)).scalar_one()
+
+
+async def state(c: AsyncConnection, token: str) -> str:
+    """'ok', 'stop' (a stop was requested elsewhere) or 'lost' (expired and taken/swept)."""
+    held = (await c.execute(select(L.owner_token).where(
+        L.owner_token.in_([token, token + STOP])))).scalar()
+    if held is None:
+        return "lost"
+    return "stop" if held.endswith(STOP) else "ok"
+
+
+async def renew(c: AsyncConnection, token: str, ttl_ms: int, now: int) -> bool:
+    res = await c.execute(update(t.conversation_generation_leases)
+                          .where(L.owner_token.in_([token, token + STOP]))
+                          .values(expires_at=now + ttl_ms))
+    return (res.rowcount or 0) > 0
+
+
+async def release(c: AsyncConnection, token: str) -> None:
+    await c.execute(delete(t.conversation_generation_leases)
+                    .where(L.owner_token.in_([token, token + STOP])))
+
+
+async def release_message(c: AsyncConnection, message_id: str) -> None:
+    await c.execute(delete(t.conversation_generation_leases).where(_of_message(message_id)))
+
+
+async def live_token(c: AsyncConnection, message_id: str, now: int) -> str | None:
+    q = select(L.owner_token).where(_of_message(message_id), L.expires_at > now)
+    return (await c.execute(q)).scalar()
+
+
+async def request_stop(c: AsyncConnection, message_id: str, now: int) -> bool:
+    """Mark the message's live lease as asked to stop; False when no live lease exists."""
+    token = await live_token(c, message_id, now)
+    if token is None:
+        return False
+    if not token.endswith(STOP):
+        await c.execute(update(t.conversation_generation_leases)
+                        .where(L.owner_token == token).values(owner_token=token + STOP))
+    return True

@@ -1,0 +1,134 @@
+"""Native HTTP routes for generation: turn start (via the conversations route), resume, regenerate,
+stop, and the model list. Auth, one service call, then JSON or an SSE stream.
+
+Content negotiation: a turn-starting POST answers with the SSE stream when the client accepts
+``text/event-stream``, else 202 with both message ids (then read or resume the stream).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import Field
+
+from ..auth.deps import current_user, get_runtime
+from ..auth.models import Principal
+from ..contracts.base import Input
+from ..conversations.service import check_size
+from ..conversations.wire import MessageIn
+from ..errors import BadRequest
+from ..runtime import Runtime
+from . import service, titles  # noqa: F401  (titles registers the "title" job handler)
+from .sse import PING, frames
+from .state import get_state
+from .sweeper import Sweeper
+
+router = APIRouter(tags=["generation"])
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
+
+
+class RegenerateIn(Input):
+    message_id: str | None = Field(default=None, max_length=64)
+    model: str | None = Field(default=None, max_length=200)
+
+
+class StopIn(Input):
+    message_id: str | None = Field(default=None, max_length=64)
+
+
+async def sse_body(rt: Runtime, message_id: str, after: int):
+    """SSE text for a message's events after ``after``, with ``: ping`` while nothing happens."""
+    batches = service.follow_batches(rt, message_id, after)
+    ping = rt.settings.ping_interval_s
+    nxt = asyncio.ensure_future(batches.__anext__())
+    try:
+        while True:
+            done, _ = await asyncio.wait({nxt}, timeout=ping)
+            if not done:
+                yield PING
+                continue
+            try:
+                batch = nxt.result()
+            except StopAsyncIteration:
+                return
+            yield frames(batch)
+            nxt = asyncio.ensure_future(batches.__anext__())
+    finally:
+        nxt.cancel()
+        await asyncio.gather(nxt, return_exceptions=True)
+        await batches.aclose()
+
+
+def wants_sse(request: Request) -> bool:
+    return "text/event-stream" in request.headers.get("accept", "")
+
+
+def turn_response(rt: Runtime, request: Request, ids: service.TurnIds):
+    if wants_sse(request):
+        return StreamingResponse(sse_body(rt, ids.assistant_message_id, 0),
+                                 media_type="text/event-stream", headers=SSE_HEADERS)
+    body = ids.as_dict()
+    body["stream_url"] = (f"/api/conversations/{ids.conversation_id}/messages/"
+                          f"{ids.assistant_message_id}/stream")
+    return JSONResponse(body, status_code=202)
+
+
+async def start_turn_route(rt: Runtime, p: Principal, cid: str, body: MessageIn, request: Request):
+    """Registered as ``rt.extras["start_turn"]``; called by POST /api/conversations/{cid}/messages."""
+    check_size(body.content, rt.settings.max_message_bytes)
+    ids = await service.start_turn(rt, p, cid, body.content, parent_id=body.parent_id,
+                                   model=body.model, metadata=body.metadata)
+    return turn_response(rt, request, ids)
+
+
+def _last_event_id(request: Request, query_value: str | None) -> int:
+    raw = request.headers.get("last-event-id") or query_value or "0"
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise BadRequest("Last-Event-ID must be an event sequence number",
+                         code="invalid_last_event_id", details={"value": raw}) from None
+    if value < 0:
+        raise BadRequest("Last-Event-ID must not be negative", code="invalid_last_event_id",
+                         details={"value": raw})
+    return value
+
+
+@router.get("/api/conversations/{cid}/messages/{mid}/stream")
+async def resume(cid: str, mid: str, request: Request,
+                 last_event_id: str | None = Query(None, max_length=20),
+                 p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+    after = _last_event_id(request, last_event_id)
+    await service.check_message(rt, p, cid, mid)
+    return StreamingResponse(sse_body(rt, mid, after), media_type="text/event-stream",
+                             headers=SSE_HEADERS)
+
+
+@router.post("/api/conversations/{cid}/regenerate", status_code=202)
+async def regenerate(cid: str, request: Request, body: RegenerateIn | None = None,
+                     p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+    body = body or RegenerateIn()
+    ids = await service.regenerate(rt, p, cid, message_id=body.message_id, model=body.model)
+    return turn_response(rt, request, ids)
+
+
+@router.post("/api/conversations/{cid}/stop")
+async def stop(cid: str, body: StopIn | None = None, p: Principal = Depends(current_user),
+               rt: Runtime = Depends(get_runtime)):
+    return await service.stop(rt, p, cid, (body or StopIn()).message_id)
+
+
+@router.get("/api/models", tags=["models"])
+async def models(p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+    return get_state(rt).registry.public_models(is_admin=p.is_admin)
+
+
+def install(rt: Runtime) -> None:
+    """Per-runtime generation state, the turn-start hook, and the sweeper service."""
+    g = get_state(rt)
+    rt.extras["start_turn"] = start_turn_route
+    rt.services.append(g)
+    rt.services.append(Sweeper(rt))

@@ -1,0 +1,300 @@
+"""Generation use-cases, and the Python API other features call to run and follow turns.
+
+Public API (used by the routes here and by the seed-000 compat layer):
+
+- ``await start_turn(rt, principal, conv_id, blocks, *, parent_id=None, model=None, metadata=None)``
+  → ``TurnIds(user_message_id, assistant_message_id)``: validates, takes the generation lease,
+  writes the user message + assistant placeholder + ``message_start`` event in one transaction and
+  starts the turn detached from the caller. ``parent_id`` given = an explicit parent (edit-and-resend
+  when it already has a user child); omitted = the active leaf. Raises ApiError (404 conversation,
+  422 invalid parent / unknown model, 409 parent streaming or double submit, 429 too many turns).
+- ``await regenerate(rt, principal, conv_id, *, message_id=None, model=None)`` → TurnIds: a new
+  assistant sibling under the user message (of ``message_id``, default: the active leaf).
+- ``follow(rt, message_id, after_seq=0)`` → async iterator of ``{"seq", "type", "data"}``: replays
+  the log after ``after_seq`` and follows it live (from memory when this process runs the turn,
+  else by polling the database), ending after ``done`` or ``error``. Pruned logs yield ``snapshot``
+  then ``done``/``error`` (seq None). The caller must check ownership first (``check_message``).
+- ``await stop(rt, principal, conv_id, message_id=None)`` → ``{"stopped": [...], "messages": [...]}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import AsyncIterator
+
+from sqlalchemy import select
+
+from ..auth.models import Principal
+from ..conversations import blocks as blk
+from ..conversations import store
+from ..conversations.wire import message_out
+from ..db import schema as t
+from ..db.clock import now_ms
+from ..db.ids import new_id, secret_token
+from ..errors import Conflict, TooManyRequests, Unprocessable
+from ..providers.base import ModelInfo
+from . import events as ev
+from . import leases
+from .finalize import end_orphan, message_public
+from .sse import TERMINAL
+from .state import get_state
+from .turns import TurnRunner, TurnSpec
+
+M = t.messages.c
+
+
+@dataclass(frozen=True)
+class TurnIds:
+    conversation_id: str
+    user_message_id: str
+    assistant_message_id: str
+
+    def __iter__(self):  # allows ``user_id, assistant_id = await start_turn(...)``
+        return iter((self.user_message_id, self.assistant_message_id))
+
+    def as_dict(self) -> dict:
+        return {"conversation_id": self.conversation_id, "user_message_id": self.user_message_id,
+                "assistant_message_id": self.assistant_message_id}
+
+
+async def _message_in(c, conv_id: str, mid: str, what: str = "parent"):
+    row = (await c.execute(select(t.messages).where(M.id == mid, M.conversation_id == conv_id))).first()
+    if row is None:
+        raise Unprocessable(f"{what} message not found in this conversation",
+                            code=f"invalid_{what}", details={f"{what}_id": mid})
+    return row
+
+
+async def _check_capacity(c, rt, p: Principal, now: int) -> None:
+    if c.dialect.name == "postgresql":  # serialise one user's starts so the cap holds under races
+        await c.execute(select(t.users.c.id).where(t.users.c.id == p.id).with_for_update())
+    cap = rt.settings.max_concurrent_turns
+    if await leases.live_count(c, p.id, now) >= cap:
+        raise TooManyRequests(f"at most {cap} answers may be generated at once; wait for one to "
+                              "finish or stop it", code="too_many_turns", details={"limit": cap})
+
+
+async def _placeholder(c, conv, parent_id: str, p: Principal, model: ModelInfo, mid: str,
+                       user_id_for_event: str, now: int):
+    row = await store.insert_message(
+        c, conv, parent_id=parent_id, role="assistant", blocks=[], user_id=p.id,
+        status="streaming", id=mid, provider=model.provider, model_id=model.id,
+        model_label=model.label, fast=int(model.fast), now=now)
+    start = {"seq": 1, "type": "message_start",
+             "data": {"conversation_id": conv.id, "user_message_id": user_id_for_event,
+                      "assistant_message_id": mid,
+                      "model": "fast" if model.fast else model.id,
+                      "model_label": "Fast" if model.fast else model.label}}
+    await ev.insert_events(c, mid, [start])
+    return row, start
+
+
+def _launch(rt, p: Principal, conv_id: str, user_mid: str, mid: str, model: ModelInfo, token: str,
+            first_turn: bool, run_hook: bool, start_event: dict, now: int) -> None:
+    g = get_state(rt)
+    spec = TurnSpec(principal=p, conv_id=conv_id, user_message_id=user_mid,
+                    assistant_message_id=mid, model=model, token=token, first_turn=first_turn,
+                    run_hook=run_hook, started_ms=now)
+    g.track(TurnRunner(rt, g, spec, ev.LiveLog(mid, [start_event])))
+
+
+async def start_turn(rt, principal: Principal, conv_id: str, blocks: list[dict], *,
+                     parent_id: str | None = None, model: str | None = None,
+                     metadata: dict | None = None) -> TurnIds:
+    p = principal
+    blocks = blk.normalize(blocks)
+    g = get_state(rt)
+    now = now_ms()
+    async with rt.db.write() as c:
+        conv = await store.get_conversation(c, p.id, conv_id, for_update=True)
+        info = g.registry.resolve(model or conv.model_id or None)
+        explicit = parent_id is not None
+        parent = parent_id if explicit else conv.active_leaf_id
+        if parent is not None:
+            prow = await _message_in(c, conv_id, parent)
+            if prow.role == "assistant" and prow.status == "streaming":
+                raise Conflict("the message you are replying to is still being generated",
+                               code="parent_streaming", details={"message_id": prow.id})
+        await _check_capacity(c, rt, p, now)
+        mid = new_id("msg")
+        token = f"{mid}:{secret_token(18)}"
+        ttl = rt.settings.lease_ttl_s * 1000
+        key = parent or "root"
+        holder = await leases.acquire(c, conv_id, key, p.id, token, ttl, now)
+        if holder is not None:
+            running = leases.message_of(holder)
+            if not (explicit and await _is_edit(c, running, blocks)):
+                raise Conflict("an answer on this branch is already being generated",
+                               code="generation_in_progress", details={"message_id": running})
+            # an edit-and-resend while the first version is still answering: its own branch
+            await leases.acquire(c, conv_id, f"{key}/{mid}", p.id, token, ttl, now)
+        first_turn = conv.message_count == 0
+        extra = {"metadata": metadata} if metadata else {}
+        urow = await store.insert_message(c, conv, parent_id=parent, role="user", blocks=blocks,
+                                          user_id=p.id, now=now, **extra)
+        _, start = await _placeholder(c, conv, urow.id, p, info, mid, urow.id, now)
+    _launch(rt, p, conv_id, urow.id, mid, info, token, first_turn, True, start, now)
+    return TurnIds(conv_id, urow.id, mid)
+
+
+async def _is_edit(c, running_mid: str, blocks: list[dict]) -> bool:
+    """A send under a busy parent is an edit (not a double submit) when its text differs."""
+    arow = (await c.execute(select(M.parent_id).where(M.id == running_mid))).first()
+    if arow is None or arow.parent_id is None:
+        return True
+    urow = (await c.execute(select(M.blocks).where(M.id == arow.parent_id))).first()
+    return urow is None or blk.visible_text(urow.blocks) != blk.visible_text(blocks)
+
+
+async def regenerate(rt, principal: Principal, conv_id: str, *, message_id: str | None = None,
+                     model: str | None = None) -> TurnIds:
+    p = principal
+    g = get_state(rt)
+    now = now_ms()
+    async with rt.db.write() as c:
+        conv = await store.get_conversation(c, p.id, conv_id, for_update=True)
+        target_id = message_id or conv.active_leaf_id
+        if target_id is None:
+            raise Unprocessable("there is nothing to regenerate", code="nothing_to_regenerate")
+        target = await _message_in(c, conv_id, target_id, "message")
+        user = target
+        if target.role == "assistant":
+            if target.parent_id is None:
+                raise Unprocessable("this answer has no question to answer again",
+                                    code="nothing_to_regenerate")
+            user = await _message_in(c, conv_id, target.parent_id, "message")
+        if user.role != "user":
+            raise Unprocessable("regenerate needs a user message or an answer to one",
+                                code="nothing_to_regenerate", details={"message_id": target_id})
+        default_model = target.model_id if target.role == "assistant" and not target.fast else None
+        info = g.registry.resolve(model or default_model or conv.model_id or None)
+        await _check_capacity(c, rt, p, now)
+        mid = new_id("msg")
+        token = f"{mid}:{secret_token(18)}"
+        holder = await leases.acquire(c, conv_id, user.id, p.id, token,
+                                      rt.settings.lease_ttl_s * 1000, now)
+        if holder is not None:
+            raise Conflict("an answer to this message is already being generated",
+                           code="generation_in_progress",
+                           details={"message_id": leases.message_of(holder)})
+        _, start = await _placeholder(c, conv, user.id, p, info, mid, user.id, now)
+    _launch(rt, p, conv_id, user.id, mid, info, token, False, False, start, now)
+    return TurnIds(conv_id, user.id, mid)
+
+
+async def check_message(rt, principal: Principal, conv_id: str, message_id: str):
+    """404 unless the conversation is the caller's and holds the message."""
+    async with rt.db.read() as c:
+        await store.get_conversation(c, principal.id, conv_id)
+        return await store.get_message(c, conv_id, message_id)
+
+
+async def _snapshot_end(rt, message_id: str) -> list[dict]:
+    async with rt.db.read() as c:
+        row = (await c.execute(select(t.messages).where(M.id == message_id))).one()
+        msg = await message_public(c, row)
+    out = [{"seq": None, "type": "snapshot", "data": {"message": msg}}]
+    if row.status == "error":
+        out.append({"seq": None, "type": "error",
+                    "data": {"code": row.error or "error", "message": row.error or "error"}})
+    else:
+        out.append({"seq": None, "type": "done",
+                    "data": {"stop_reason": row.stop_reason, "message": msg}})
+    return out
+
+
+async def follow_batches(rt, message_id: str, after_seq: int = 0) -> AsyncIterator[list[dict]]:
+    """Like ``follow`` but yields lists of events (what the SSE writer sends in one write)."""
+    g = get_state(rt)
+    seq = max(0, after_seq)
+    live = g.live.get(message_id)
+    if live is not None:
+        async for batch in live.batches(seq):
+            yield batch
+            seq = batch[-1]["seq"]
+            if batch[-1]["type"] in TERMINAL:
+                return
+        # the turn lost its lease here: the rest (the sweeper's error) is in the database
+    poll = rt.settings.follow_poll_ms / 1000
+    first = True
+    while True:
+        async with rt.db.read() as c:
+            rows = await ev.read_after(c, message_id, seq)
+            status = None
+            if first or len(rows) < 200:
+                status = (await c.execute(select(M.status).where(M.id == message_id))).scalar()
+            if first:
+                first = False
+                lo, _ = await ev.bounds(c, message_id)
+                if status is None:
+                    return  # deleted meanwhile
+                if status != "streaming" and (lo is None or lo > seq + 1):
+                    yield await _snapshot_end(rt, message_id)  # the log was pruned
+                    return
+        if rows:
+            seq = rows[-1]["seq"]
+            for i, r in enumerate(rows):
+                if r["type"] in TERMINAL:
+                    yield rows[: i + 1]
+                    return
+            yield rows
+            continue
+        if status is None:
+            return  # the message was deleted
+        if status != "streaming":
+            async with rt.db.read() as c:
+                _, hi = await ev.bounds(c, message_id)
+                last = await ev.read_after(c, message_id, (hi or 1) - 1, 1)
+            if not (last and last[0]["type"] in TERMINAL):
+                # finished without a closing event (a log-mode message): close cleanly
+                yield (await _snapshot_end(rt, message_id))[1:]
+            return
+        live = g.live.get(message_id)
+        if live is not None:  # the turn started here after all (unlikely): switch to memory
+            async for batch in follow_batches(rt, message_id, seq):
+                yield batch
+            return
+        await asyncio.sleep(poll)
+
+
+async def follow(rt, message_id: str, after_seq: int = 0) -> AsyncIterator[dict]:
+    """Events after ``after_seq``: replay then live, ending after ``done`` or ``error``."""
+    async for batch in follow_batches(rt, message_id, after_seq):
+        for e in batch:
+            yield e
+
+
+async def stop(rt, principal: Principal, conv_id: str, message_id: str | None = None,
+               *, wait_s: float = 10.0) -> dict:
+    g = get_state(rt)
+    async with rt.db.read() as c:
+        await store.get_conversation(c, principal.id, conv_id)
+        if message_id is not None:
+            row = await store.get_message(c, conv_id, message_id)
+            targets = [row.id] if row.status == "streaming" else []
+        else:
+            q = select(M.id).where(M.conversation_id == conv_id, M.user_id == principal.id,
+                                   M.status == "streaming")
+            targets = [r.id for r in (await c.execute(q)).all()]
+    for mid in targets:
+        runner = g.runners.get(mid)
+        if runner is not None:
+            runner.request_stop("stopped")
+            continue
+        async with rt.db.write() as c:
+            if not await leases.request_stop(c, mid, now_ms()):
+                await end_orphan(c, mid, stopped=True)
+    deadline = asyncio.get_running_loop().time() + wait_s
+    while targets:
+        async with rt.db.read() as c:
+            busy = (await c.execute(select(M.id).where(M.id.in_(targets),
+                                                       M.status == "streaming"))).all()
+        if not busy or asyncio.get_running_loop().time() > deadline:
+            break
+        await asyncio.sleep(0.05)
+    async with rt.db.read() as c:
+        rows = await store.rows_by_ids(c, targets)
+        info = await store.branch_info_for(c, conv_id, rows)
+    return {"stopped": targets,
+            "messages": [message_out(r, info.get(r.id), is_admin=principal.is_admin) for r in rows]}

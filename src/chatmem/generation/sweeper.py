@@ -1,0 +1,87 @@
+"""The sweeper: ends turns whose process died, and prunes old event logs.
+
+Runs in every server and worker process (registered by routes.install). Every
+``sweep_interval_s`` it finds ``streaming`` assistant rows with no live generation lease — their
+heartbeat stopped, so the process running them is gone — and ends them as ``error`` /
+``generation_interrupted`` with the partial text they had flushed, appending a closing ``error``
+event so that resuming clients finish instead of waiting. (A turn the user asked to stop ends as
+complete/``stopped`` instead.) Several sweepers may run at once: the conditional update in
+finalize.end_message lets exactly one of them end a row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from sqlalchemy import exists, func, select
+
+from ..db import schema as t
+from ..db.clock import now_ms
+from . import events as ev
+from . import leases
+from .finalize import end_orphan
+from .state import get_state
+
+log = logging.getLogger("chatmem.generation.sweeper")
+M = t.messages.c
+L = t.conversation_generation_leases.c
+
+
+def _live_lease(now: int):
+    return exists(select(L.owner_token).where(
+        func.substr(L.owner_token, 1, func.length(M.id) + 1) == M.id + ":",
+        L.expires_at > now))
+
+
+class Sweeper:
+    def __init__(self, rt) -> None:
+        self.rt = rt
+        self._task: asyncio.Task | None = None
+        self._runs = 0
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._loop(), name="generation-sweeper")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.sweep_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("sweep failed")
+            await asyncio.sleep(self.rt.settings.sweep_interval_s)
+
+    async def sweep_once(self) -> list[str]:
+        """End orphaned turns; returns the ids it ended."""
+        rt = self.rt
+        now = now_ms()
+        mine = get_state(rt).runners
+        async with rt.db.read() as c:
+            q = (select(M.id).where(M.status == "streaming", ~_live_lease(now))
+                 .order_by(M.created_at).limit(200))
+            candidates = [r.id for r in (await c.execute(q)).all() if r.id not in mine]
+        ended = []
+        for mid in candidates:
+            async with rt.db.write() as c:
+                if await leases.live_token(c, mid, now_ms()) is not None:
+                    continue  # renewed meanwhile
+                token = (await c.execute(select(L.owner_token).where(
+                    L.owner_token.startswith(mid + ":", autoescape=True)))).scalar()
+                stopped = bool(token and token.endswith(leases.STOP))
+                if await end_orphan(c, mid, stopped=stopped) is not None:
+                    ended.append(mid)
+        if ended:
+            log.warning("ended %d interrupted turn(s): %s", len(ended), ", ".join(ended))
+        self._runs += 1
+        if self._runs % 12 == 1:
+            async with rt.db.write() as c:
+                await ev.prune(c, now_ms() - rt.settings.event_retention_s * 1000)
+        return ended

@@ -1,0 +1,263 @@
+"""One running turn: context → provider stream → event log → final row, detached from any request.
+
+A ``TurnRunner`` is created by service.start_turn/regenerate after the user message, the assistant
+placeholder, the first event and the lease are committed. It runs as its own task (capped at
+``turn_cap_s``) with two helpers: a flusher writing new events and the partial message every
+``flush_interval_ms``, and a heartbeat renewing the lease (and noticing a stop asked on another
+replica, or that the lease was lost to the sweeper). No database connection is held while the model
+is called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import update
+
+from ..auth.models import Principal
+from ..context import service as context_service
+from ..conversations import store
+from ..db import schema as t
+from ..db.clock import now_ms
+from ..jobs.queue import enqueue
+from ..providers.base import (Finish, ModelInfo, ProviderError, TextDelta, ThinkingDelta, Usage)
+from . import leases, pricing
+from .events import LiveLog, insert_events
+from .finalize import end_message
+
+log = logging.getLogger("chatmem.generation")
+M = t.messages.c
+
+
+@dataclass
+class TurnSpec:
+    principal: Principal
+    conv_id: str
+    user_message_id: str
+    assistant_message_id: str
+    model: ModelInfo
+    token: str
+    first_turn: bool
+    run_hook: bool
+    started_ms: int
+
+
+class TurnRunner:
+    def __init__(self, rt, state, spec: TurnSpec, live: LiveLog) -> None:
+        self.rt, self.state, self.spec, self.live = rt, state, spec, live
+        s = rt.settings
+        self.flush_s = s.flush_interval_ms / 1000
+        self.poll_s = min(s.stop_poll_ms / 1000, s.lease_ttl_s / 3)
+        self.ttl_ms = s.lease_ttl_s * 1000
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self.usage: Usage | None = None
+        self.finish = "end_turn"
+        self.report: dict = {}
+        self.context_tokens = 0
+        self.stop_event = asyncio.Event()
+        self.stop_cause: str | None = None  # stopped | lost | shutdown
+        self.task: asyncio.Task | None = None
+        self._flush_lock = asyncio.Lock()
+
+    # ── control ────────────────────────────────────────────────────────────────────────────────
+    def request_stop(self, cause: str = "stopped") -> None:
+        if self.stop_cause is None:
+            self.stop_cause = cause
+        self.stop_event.set()
+
+    def blocks(self) -> list[dict]:
+        out = []
+        if self.thinking:
+            out.append({"kind": "thinking", "text": "".join(self.thinking)})
+        if self.text or not out:
+            out.append({"kind": "text", "text": "".join(self.text)})
+        return out
+
+    # ── the turn ───────────────────────────────────────────────────────────────────────────────
+    async def run(self) -> None:
+        helpers = [asyncio.create_task(self._flusher()), asyncio.create_task(self._heartbeat())]
+        try:
+            outcome = await self._generate()
+            for h in helpers:
+                h.cancel()
+            await asyncio.gather(*helpers, return_exceptions=True)
+            await self._finalize(*outcome)
+        except Exception:  # pragma: no cover - last resort: never leave the row to the sweeper silently
+            log.exception("turn %s failed while finishing", self.spec.assistant_message_id)
+        finally:
+            for h in helpers:
+                h.cancel()
+            self.live.close()
+            self.state.forget(self)
+
+    async def _generate(self) -> tuple:
+        """Returns (status, stop_reason, error_code, error_message)."""
+        try:
+            messages = await self._prepare()
+        except Exception as e:  # a failing hook or context builder is this turn's error
+            log.exception("turn %s: context failed", self.spec.assistant_message_id)
+            return ("error", "error", "context_error", str(e) or type(e).__name__)
+        consume = asyncio.create_task(self._consume(messages))
+        stopper = asyncio.create_task(self.stop_event.wait())
+        done, _ = await asyncio.wait({consume, stopper}, timeout=self.rt.settings.turn_cap_s,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+        if consume not in done:
+            consume.cancel()
+            await asyncio.gather(consume, return_exceptions=True)
+            if not done:
+                return ("complete", "max_duration", None, None)
+            if self.stop_cause == "stopped":
+                return ("complete", "stopped", None, None)
+            if self.stop_cause == "shutdown":
+                return ("error", "error", "generation_interrupted",
+                        "the server shut down before this answer finished")
+            return ("lost", None, None, None)
+        exc = consume.exception()
+        if exc is None:
+            return ("complete", self.finish, None, None)
+        if isinstance(exc, ProviderError):
+            return ("error", "error", exc.code, str(exc))
+        log.error("turn %s: provider crashed", self.spec.assistant_message_id, exc_info=exc)
+        return ("error", "error", "provider_crashed", f"{type(exc).__name__}: {exc}")
+
+    async def _prepare(self):
+        rt, spec = self.rt, self.spec
+        hook = rt.extras.get("before_turn")
+        if hook is not None and spec.run_hook:
+            await hook(rt, spec.principal, spec.conv_id, spec.user_message_id)
+        kwargs = dict(settings=rt.settings, parent_id=spec.user_message_id, model=spec.model,
+                      principal=spec.principal)
+        if "rt" in inspect.signature(context_service.build_turn_context).parameters:
+            kwargs["rt"] = rt
+        async with rt.db.read() as c:
+            conv = await store.get_conversation(c, spec.principal.id, spec.conv_id)
+            ctx = await context_service.build_turn_context(c, conv=conv, **kwargs)
+        self.report = ctx.report or {}
+        self.context_tokens = int(self.report.get("total_tokens") or 0) or sum(
+            pricing.estimate_tokens(m.content) for m in ctx.messages)
+        return ctx.messages
+
+    async def _consume(self, messages) -> None:
+        provider = self.state.registry.provider(self.spec.model.provider)
+        max_tokens = self.spec.model.max_output
+        agen = provider.stream(self.spec.model, messages, max_tokens=max_tokens)
+        try:
+            async for e in agen:
+                if isinstance(e, TextDelta):
+                    if e.text:
+                        self.text.append(e.text)
+                        self.live.add("text_delta", {"text": e.text})
+                elif isinstance(e, ThinkingDelta):
+                    if e.text:
+                        self.thinking.append(e.text)
+                        self.live.add("thinking_delta", {"text": e.text})
+                elif isinstance(e, Usage):
+                    self.usage = e
+                elif isinstance(e, Finish):
+                    self.finish = e.stop_reason
+        finally:
+            await agen.aclose()
+
+    # ── durability ─────────────────────────────────────────────────────────────────────────────
+    async def _flusher(self) -> None:
+        while True:
+            await asyncio.sleep(self.flush_s)
+            try:
+                await self.flush()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("turn %s: flush failed (will retry)", self.spec.assistant_message_id)
+
+    async def flush(self) -> None:
+        async with self._flush_lock:
+            pending = self.live.pending()
+            if not pending:
+                return
+            upto = pending[-1]["seq"]
+            blocks = self.blocks()
+            async with self.rt.db.write() as c:
+                res = await c.execute(
+                    update(t.messages).where(M.id == self.spec.assistant_message_id,
+                                             M.status == "streaming")
+                    .values(blocks=blocks, search_text="".join(self.text)))
+                if not res.rowcount:  # swept or ended elsewhere: stop writing
+                    self.request_stop("lost")
+                    return
+                await insert_events(c, self.spec.assistant_message_id, pending)
+            self.live.flushed = max(self.live.flushed, upto)
+
+    async def _heartbeat(self) -> None:
+        last_renew = time.monotonic()
+        while True:
+            await asyncio.sleep(self.poll_s)
+            try:
+                renew = time.monotonic() - last_renew >= self.rt.settings.lease_ttl_s / 3
+                if renew:
+                    async with self.rt.db.write() as c:
+                        ok = await leases.renew(c, self.spec.token, self.ttl_ms, now_ms())
+                        st = await leases.state(c, self.spec.token) if ok else "lost"
+                    last_renew = time.monotonic()
+                else:
+                    async with self.rt.db.read() as c:
+                        st = await leases.state(c, self.spec.token)
+                if st == "stop":
+                    self.request_stop("stopped")
+                elif st == "lost":
+                    self.request_stop("lost")
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("turn %s: heartbeat failed", self.spec.assistant_message_id)
+
+    async def _finalize(self, status, stop_reason, code, message) -> None:
+        spec = self.spec
+        if status == "lost":
+            log.warning("turn %s lost its lease; the sweeper ended it", spec.assistant_message_id)
+            return
+        text = "".join(self.text)
+        b = pricing.bill(spec.model, self.usage, context_tokens=self.context_tokens,
+                         output_text=text + "".join(self.thinking),
+                         credits_per_usd=self.rt.settings.credits_per_usd)
+        blocks = self.blocks()
+        if status == "error":
+            blocks = [*blocks, {"kind": "error", "code": code, "text": message}]
+        values = dict(status=status, stop_reason=stop_reason, error=message or "", blocks=blocks,
+                      cost=b.cost, credits=b.credits, gen_ms=now_ms() - spec.started_ms,
+                      metadata={"context": self.report}, **b.usage())
+        async with self._flush_lock:
+            pending = self.live.pending()
+            seq = self.live.last_seq
+            usage_ev = {"seq": seq + 1, "type": "usage", "data": {**b.usage(), "credits": b.credits}}
+            async with self.rt.db.write() as c:
+                if status == "error":
+                    final = await end_message(c, spec.assistant_message_id, values=values,
+                                              events=[*pending, usage_ev], terminal="error",
+                                              terminal_data={"code": code, "message": message})
+                else:
+                    final = await end_message(c, spec.assistant_message_id, values=values,
+                                              events=[*pending, usage_ev], terminal="done",
+                                              terminal_data={"stop_reason": stop_reason})
+                    if final is not None:
+                        await self._enqueue_jobs(c)
+            if final is None:
+                return
+            self.live.flushed = self.live.last_seq
+            self.live.add("usage", usage_ev["data"], durable=True)
+            self.live.add(final["type"], final["data"], durable=True)
+
+    async def _enqueue_jobs(self, c) -> None:
+        spec = self.spec
+        cid = spec.conv_id
+        await enqueue(c, "memory.extract", {"conversation_id": cid, "user_id": spec.principal.id,
+                                            "message_id": spec.assistant_message_id},
+                      dedupe_key=f"memory:{cid}")
+        await enqueue(c, "compaction", {"conversation_id": cid}, dedupe_key=f"compact:{cid}")
+        if spec.first_turn:
+            await enqueue(c, "title", {"conversation_id": cid}, dedupe_key=f"title:{cid}")

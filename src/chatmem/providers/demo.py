@@ -1,0 +1,114 @@
+"""The offline demo provider: deterministic answers built from the context it was given.
+
+It exists so that chatmem runs (and its tests run) without a model or a network, while still making
+the other features visible: the reply repeats the question and names the memories and the summary
+the context assembler put in front of it. It streams word by word with ``demo_delay_ms`` between
+tokens, is at least ``demo_min_tokens`` tokens long, and reports usage like a real provider.
+
+``compose_reply`` is pure and unit-tested on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import AsyncIterator
+
+from .base import ChatMessage, Finish, ModelInfo, ProviderEvent, TextDelta, Usage
+
+FILLER = ("This answer comes from the offline demo model of chatmem, which replies from the "
+          "context it was given instead of calling a real language model.")
+_SUMMARY_TAG = re.compile(r"<conversation-summary>(.*?)</conversation-summary>", re.S | re.I)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.*\S)\s*$")
+_TAGS = re.compile(r"^(?:\[[A-Za-z_ -]+\]\s*)+")
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap, deterministic token estimate (about four characters per token)."""
+    return max(1, (len(text) + 3) // 4) if text else 0
+
+
+def _sections(text: str) -> dict[str, list[str]]:
+    """Bullet lines grouped under the nearest preceding non-bullet header line (lower-cased)."""
+    out: dict[str, list[str]] = {}
+    header = ""
+    for line in text.splitlines():
+        m = _BULLET.match(line)
+        if m:
+            out.setdefault(header, []).append(_TAGS.sub("", m.group(1)).strip())
+        elif line.strip():
+            header = line.strip().lower()
+    return out
+
+
+def find_memories(messages: list[ChatMessage]) -> list[str]:
+    found: list[str] = []
+    for m in messages:
+        if m.role != "system":
+            continue
+        for header, items in _sections(m.content).items():
+            if "memor" in header or "记忆" in header:
+                found.extend(i for i in items if i)
+    return found
+
+
+def find_summary(messages: list[ChatMessage]) -> str:
+    parts: list[str] = []
+    for m in messages:
+        parts.extend(s.strip() for s in _SUMMARY_TAG.findall(m.content) if s.strip())
+        if m.role == "system" and not parts:
+            for header, items in _sections(m.content).items():
+                if "summary" in header or "摘要" in header:
+                    parts.extend(items)
+    return " ".join(parts)
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def compose_reply(messages: list[ChatMessage], min_tokens: int) -> str:
+    """The demo answer for a context: question, memories, summary, then filler up to min_tokens."""
+    question = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    question = _SUMMARY_TAG.sub("", question).strip()
+    turns = sum(1 for m in messages if m.role == "user")
+    parts = [f'You asked: "{_clip(question, 200)}".' if question else "You said nothing yet."]
+    memories = find_memories(messages)
+    if memories:
+        parts.append("I remember " + str(len(memories)) + " things about you: "
+                     + "; ".join(_clip(x, 120) for x in memories[:10]) + ".")
+    summary = find_summary(messages)
+    if summary:
+        parts.append(f"Summary of our earlier conversation: {_clip(summary, 240)}")
+    parts.append(f"This is message {turns} from you in this conversation.")
+    text = " ".join(parts)
+    while len(text.split()) < min_tokens:
+        text += " " + FILLER
+    return text
+
+
+class DemoProvider:
+    """Streams ``compose_reply`` word by word; never fails, never touches the network."""
+
+    name = "demo"
+
+    def __init__(self, settings=None) -> None:
+        self.delay_s = (getattr(settings, "demo_delay_ms", 20) or 0) / 1000.0
+        self.min_tokens = getattr(settings, "demo_min_tokens", 40)
+
+    async def stream(self, model: ModelInfo, messages: list[ChatMessage], *,
+                     max_tokens: int) -> AsyncIterator[ProviderEvent]:
+        words = compose_reply(messages, self.min_tokens).split(" ")
+        stop = "end_turn"
+        if max_tokens and len(words) > max_tokens:
+            words, stop = words[:max_tokens], "max_tokens"
+        for i, w in enumerate(words):
+            await asyncio.sleep(self.delay_s)
+            yield TextDelta(w if i == 0 else " " + w)
+        yield Usage(input_tokens=sum(estimate_tokens(m.content) for m in messages),
+                    output_tokens=len(words))
+        yield Finish(stop)
+
+    async def aclose(self) -> None:
+        return None
