@@ -27,6 +27,9 @@ FEATURES = [
     "chatmem.projects.routes",
     "chatmem.agents.routes",
     "chatmem.generation.routes",
+    "chatmem.context.routes",
+    "chatmem.threads.routes",
+    "chatmem.jobs.routes",
     "chatmem.compat.routes",
     "chatmem.web.routes",
 ]

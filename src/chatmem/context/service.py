@@ -1,24 +1,55 @@
 """Gather what a turn's context needs from the database and call the pure assembler.
 
-``build_turn_context`` is the one entry point the generation service uses. It reads (never writes)
-inside the caller's connection and returns provider messages plus the context report that is saved
-in the assistant message's metadata.
+``build_turn_context(c, *, settings, conv, parent_id, model, principal, rt=None)`` is the one entry
+point the generation service uses, inside its read transaction ``c``, before each model call. It
+reads the unsummarised tail of the path ending at ``parent_id`` (the newest turn), the applicable
+summary chain, the agent persona / project instructions / inline quote, and the memories section
+(``rt.extras["memory_source"]`` when a memory feature registered one), and returns
+``TurnContext(messages, report)``. Save ``report`` as the assistant message's
+``metadata["context"]``; ``GET /api/conversations/{id}/context`` serves the same report.
 
-This first version sends the active path (newest messages first until a fixed cap); the context
-issue replaces its body with ``assemble()`` over budgets, summaries, memories and inline quotes.
+Compaction, two ways:
+- **inline** — when the backlog is too large for the window (see ``summary.decide``) and ``rt`` is
+  passed, ``build_turn_context`` compacts *before returning*, using its own transactions and the
+  compaction lease, then assembles with the new blocks. ``report["compaction"]`` then has
+  ``ran: True``; ``compaction_event(report)`` gives the payload of the SSE ``compaction`` event to
+  emit (None when nothing ran). Generation may instead call ``ensure_compacted(rt, …)`` before
+  opening its read transaction, so no connection is held while the summary is written.
+- **after the turn** — enqueue ``compaction`` {"conversation_id"} with dedupe key
+  ``compact:<cid>`` (``enqueue_compaction`` does exactly that); the job compacts only when a
+  trigger fires.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
-from ..conversations import store
+from ..db import schema as t
+from ..jobs.queue import enqueue
 from ..providers.base import ChatMessage, ModelInfo
+from . import assemble as asm
+from . import compaction as cp
+from . import gather
+from . import summary as sm
+from .tokens import MESSAGE_OVERHEAD, counter_for
+
+log = logging.getLogger(__name__)
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
+#: Seed 000: the fallback default prompt and the three fixed style lines of agent conversations.
+AGENT_FALLBACK_PROMPT = "你是用户在 AI Agent 网页控制台中的陪伴助手。"
+AGENT_STYLE_LINES = (
+    "请用简洁、自然的中文回复。",
+    "当用户请你起草内容时，直接给出可以发送的文本。",
+    "尊重用户设定的边界，不操控，不使用制造焦虑的措辞。",
+)
+MEMORY_HEADER = "Long-term memories about the user (most important first):"
+AGENT_MEMORY_HEADER = "以下是用户与该 Agent 的长期记忆，请优先尊重："
 
 
 @dataclass
@@ -27,17 +58,209 @@ class TurnContext:
     report: dict = field(default_factory=dict)
 
 
+def budgets_for(settings, model: ModelInfo) -> tuple[cp.Policy, asm.Budgets]:
+    pol = cp.policy_for(settings, model)
+    return pol, asm.Budgets(
+        window=pol.window, reserved_output=pol.reserved_output,
+        memory_tokens=int(settings.memory_budget_tokens), summary_tokens=pol.merge_budget)
+
+
+def persona_card(agent) -> str:
+    """The agent's persona card (seed 000's message 2), from the agents table."""
+    rows = [("名字", f"{agent.name}（@{agent.handle}）" if agent.handle else agent.name),
+            ("简介", agent.headline), ("描述", agent.description),
+            ("背景故事", agent.story_background), ("性格", agent.personality_prompt),
+            ("语气", agent.tone_prompt), ("边界", agent.guardrails_prompt)]
+    lines = [f"{k}：{v.strip()}" for k, v in rows if v and v.strip()]
+    return "角色卡\n" + "\n".join(lines) if lines else ""
+
+
+async def _static_sections(c: AsyncConnection, settings, conv) -> dict:
+    out: dict = {"system": settings.system_prompt or DEFAULT_SYSTEM_PROMPT, "style": (),
+                 "project": "", "persona": "", "agent_mode": False, "inline": None}
+    if conv.agent_id:
+        agent = (await c.execute(select(t.agents).where(t.agents.c.id == conv.agent_id))).first()
+        if agent is not None:
+            out.update(system=agent.default_prompt.strip() or AGENT_FALLBACK_PROMPT,
+                       style=AGENT_STYLE_LINES, persona=persona_card(agent), agent_mode=True)
+    if conv.project_id:
+        instr = (await c.execute(select(t.projects.c.instructions).where(
+            t.projects.c.id == conv.project_id, t.projects.c.user_id == conv.user_id))).scalar()
+        out["project"] = instr or ""
+    if conv.inline_source_conv and conv.inline_parent_id:
+        M = t.messages.c
+        anchor = (await c.execute(select(M.id, M.role, M.blocks).join(
+            t.conversations, t.conversations.c.id == M.conversation_id).where(
+            M.id == conv.inline_parent_id, M.conversation_id == conv.inline_source_conv,
+            t.conversations.c.user_id == conv.user_id))).first()
+        out["inline"] = asm.InlineQuote(
+            quote=conv.inline_quote or "", anchor_id=conv.inline_parent_id,
+            anchor_role=anchor.role if anchor else "assistant",
+            anchor_text=blk.visible_text(anchor.blocks) if anchor else "")
+    return out
+
+
+async def _memories(c, rt, principal, conv, query: str, budget: int, count, agent_mode: bool):
+    source = rt.extras.get("memory_source") if rt is not None else None
+    if source is None or budget <= 0:
+        return asm.MemorySection(), None
+    try:
+        got = await source(c, principal=principal, conv=conv, query=query, budget_tokens=budget,
+                           count_tokens=count)
+    except Exception as e:  # memory must never break a turn
+        log.exception("memory source failed")
+        return asm.MemorySection(), f"{type(e).__name__}: {e}"
+    if not got or not got.get("lines"):
+        return asm.MemorySection(), None
+    header = got.get("header") or (AGENT_MEMORY_HEADER if agent_mode else MEMORY_HEADER)
+    lines = tuple(got["lines"])
+    ids = tuple(got.get("ids") or ())
+    ids = ids + ("",) * (len(lines) - len(ids))
+    return asm.MemorySection(header, lines, ids[: len(lines)]), None
+
+
+def _history(rows: list[gather.PathRow]) -> list[asm.HistoryItem]:
+    """Rows a model may see: finished or failed messages with visible text (never the placeholder)."""
+    return [asm.HistoryItem(r.id, r.role, r.text) for r in rows
+            if r.status != "streaming" and r.text.strip() and r.role in ("user", "assistant")]
+
+
+async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, blocks):
+    pol, budgets = budgets_for(settings, model)
+    counter = counter_for(model.encoding)
+    static = await _static_sections(c, settings, conv)
+    tail = await gather.read_tail(c, conv.id, parent_id, blocks, count=counter.count,
+                                  max_tokens=pol.limit)
+    history = _history(tail.rows)
+    query = next((h.text for h in reversed(history) if h.role == "user"), "")
+    mem, mem_error = await _memories(c, rt, principal, conv, query, budgets.memory_tokens,
+                                     counter.count, static["agent_mode"])
+    inp = asm.ContextInput(
+        system_prompt=static["system"], history=history, style_lines=static["style"],
+        project_instructions=static["project"], memories=mem,
+        summary=[asm.SummaryPart(b["id"], int(b.get("level", 0)), b.get("text", ""))
+                 for b in tail.chain if b.get("text")],
+        persona=static["persona"], agent_mode=static["agent_mode"], inline=static["inline"])
+    out = asm.assemble(inp, budgets, counter.count, counter.truncate)
+    out.report.update(model=model.id, encoding=counter.name, conversation_id=conv.id,
+                      leaf_id=parent_id, estimated=True)
+    if mem_error:
+        out.report["memory_error"] = mem_error
+    return pol, counter, tail, out
+
+
+def _decide(pol, counter, tail, out) -> sm.Decision:
+    msgs = [sm.TailMsg(r.id, r.role, r.status, counter.count(r.text) + MESSAGE_OVERHEAD)
+            for r in tail.rows]
+    history_ids = set(out.report["message_ids"])
+    fixed = out.report["total_tokens"] - sum(m.tokens for m in msgs if m.id in history_ids)
+    estimated = fixed + sum(m.tokens for m in msgs)
+    reported = next((r.input_tokens for r in reversed(tail.rows)
+                     if r.role == "assistant" and r.input_tokens), 0)
+    dropped = out.dropped > 0 or not tail.complete
+    return sm.decide(msgs, pol.thresholds(), estimated_tokens=estimated,
+                     reported_tokens=reported, history_dropped=dropped)
+
+
+def resolve_summarizer(rt, model: ModelInfo) -> cp.Summarizer:
+    """The extractive summariser for the demo model, else the model itself via its provider."""
+    counter = counter_for(model.encoding)
+    if model.provider == "demo" or rt is None:
+        return cp.ExtractiveSummarizer(counter)
+    return cp.ModelSummarizer(registry(rt).provider(model.provider), model, counter)
+
+
+def registry(rt):
+    """The provider registry: generation's (``rt.extras["generation"].registry``) when installed."""
+    g = rt.extras.get("generation")
+    reg = getattr(g, "registry", None)
+    if reg is not None:
+        return reg
+    reg = rt.extras.get("context.registry")
+    if reg is None:
+        from ..providers.registry import Registry
+
+        reg = rt.extras["context.registry"] = Registry(rt.settings)
+    return reg
+
+
+def resolve_model(rt, model_id: str | None) -> ModelInfo:
+    """The conversation's model, or the default one when it is unset or no longer catalogued."""
+    reg = registry(rt)
+    try:
+        return reg.resolve(model_id or None)
+    except Exception:
+        return reg.resolve(None)
+
+
 async def build_turn_context(c: AsyncConnection, *, settings, conv, parent_id: str | None,
-                             model: ModelInfo, principal) -> TurnContext:
-    ids = await store.path_ids(c, conv.id, parent_id, 200)
-    rows = await store.rows_by_ids(c, ids)
-    msgs = [ChatMessage("system", DEFAULT_SYSTEM_PROMPT)]
-    included = []
-    for r in rows:
-        text = blk.visible_text(r.blocks)
-        if r.role in ("user", "assistant") and text and r.status != "streaming":
-            msgs.append(ChatMessage(r.role, text))
-            included.append(r.id)
-    report = {"sections": [{"name": "history", "message_ids": included}],
-              "message_ids": included, "memory_ids": [], "total_tokens": 0}
-    return TurnContext(msgs, report)
+                             model: ModelInfo, principal, rt=None,
+                             allow_inline: bool = True) -> TurnContext:
+    """Provider messages and the context report for the turn answering ``parent_id``."""
+    blocks = list(conv.summary_blocks or [])
+    pol, counter, tail, out = await _assemble(c, settings=settings, conv=conv, parent_id=parent_id,
+                                              model=model, principal=principal, rt=rt,
+                                              blocks=blocks)
+    d = _decide(pol, counter, tail, out)
+    info = {"needed": d.needed, "inline": d.inline, "reason": d.reason, "ran": False}
+    if (d.needed and d.inline and rt is not None and allow_inline and settings.inline_compaction
+            and parent_id is not None):
+        try:
+            res = await cp.compact(rt.db, conversation_id=conv.id, user_id=conv.user_id,
+                                   settings=settings, model=model,
+                                   summarizer=resolve_summarizer(rt, model), leaf_id=parent_id,
+                                   force=True)
+        except Exception as e:  # a failed summary must not fail the turn
+            log.exception("inline compaction failed")
+            info["error"] = f"{type(e).__name__}: {e}"
+        else:
+            info.update(res.public(), ran=res.compacted)
+            if res.compacted and res.blocks is not None:
+                pol, counter, tail, out = await _assemble(
+                    c, settings=settings, conv=conv, parent_id=parent_id, model=model,
+                    principal=principal, rt=rt, blocks=res.blocks)
+    out.report["compaction"] = info
+    return TurnContext(out.messages, out.report)
+
+
+def compaction_event(report: dict) -> dict | None:
+    """The SSE ``compaction`` event payload when this turn compacted inline, else None."""
+    info = report.get("compaction") or {}
+    if not info.get("ran"):
+        return None
+    return {"mode": "inline", "reason": info.get("reason", ""),
+            "blocks_added": info.get("blocks_added", 0),
+            "summarized_messages": info.get("summarized_messages", 0),
+            "merged_blocks": info.get("merged_blocks", 0)}
+
+
+def with_usage(report: dict, input_tokens: int) -> dict:
+    """The report with the provider-reported prompt size (which wins over the estimate)."""
+    if input_tokens:
+        return {**report, "reported_input_tokens": int(input_tokens)}
+    return report
+
+
+async def ensure_compacted(rt, *, conversation_id: str, user_id: str, parent_id: str | None,
+                           model: ModelInfo) -> cp.Result | None:
+    """Compact inline now if the next turn would need it (call outside any transaction)."""
+    from ..conversations import store
+
+    async with rt.db.read() as c:
+        conv = await store.get_conversation(c, user_id, conversation_id)
+        pol, counter, tail, out = await _assemble(c, settings=rt.settings, conv=conv,
+                                                  parent_id=parent_id, model=model, principal=None,
+                                                  rt=None, blocks=list(conv.summary_blocks or []))
+        d = _decide(pol, counter, tail, out)
+    if not (d.needed and d.inline):
+        return None
+    return await cp.compact(rt.db, conversation_id=conversation_id, user_id=user_id,
+                            settings=rt.settings, model=model,
+                            summarizer=resolve_summarizer(rt, model), leaf_id=parent_id,
+                            force=True)
+
+
+async def enqueue_compaction(c: AsyncConnection, conversation_id: str) -> str | None:
+    """Queue the after-turn compaction check (deduplicated per conversation)."""
+    return await enqueue(c, "compaction", {"conversation_id": conversation_id},
+                         dedupe_key=f"compact:{conversation_id}")

@@ -2,17 +2,22 @@
 
 ``enqueue`` takes an open write connection so a job is committed atomically with the change that
 caused it (a finished turn and its memory-extraction job land together or not at all). A dedupe
-key collapses repeated requests while one is still queued.
+key collapses repeated requests while one is still queued: the partial unique index on
+``dedupe_key WHERE status = 'queued'`` makes that race-free (insert-on-conflict-do-nothing), so two
+replicas enqueueing the same key at once still leave one queued job.
 
 Handlers are registered by kind with ``@handler("kind")``; the worker (see worker.py) claims jobs
-and calls ``await fn(runtime, payload)``.
+and calls ``await fn(runtime, payload)``. A handler that raises is retried with backoff; raise
+``Permanent`` to fail the job at once.
 """
 
 from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from sqlalchemy import insert, select
+from sqlalchemy import text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
@@ -21,6 +26,11 @@ from ..db.ids import new_id
 
 Handler = Callable[[Any, dict], Awaitable[None]]
 HANDLERS: dict[str, Handler] = {}
+DEFAULT_MAX_ATTEMPTS = 5
+
+
+class Permanent(Exception):
+    """Raised by a handler for a failure that retrying cannot fix (the job fails at once)."""
 
 
 def handler(kind: str) -> Callable[[Handler], Handler]:
@@ -32,17 +42,17 @@ def handler(kind: str) -> Callable[[Handler], Handler]:
 
 
 async def enqueue(c: AsyncConnection, kind: str, payload: dict, *, dedupe_key: str | None = None,
-                  delay_ms: int = 0, max_attempts: int = 5) -> str | None:
+                  delay_ms: int = 0, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> str | None:
     """Insert a queued job; returns its id, or None when an equal dedupe key is already queued."""
-    J = t.jobs.c
-    if dedupe_key is not None:
-        existing = (await c.execute(select(J.id).where(J.dedupe_key == dedupe_key,
-                                                       J.status == "queued"))).scalar()
-        if existing:
-            return None
     now = now_ms()
     jid = new_id("job")
-    await c.execute(insert(t.jobs).values(
-        id=jid, kind=kind, payload=payload, dedupe_key=dedupe_key, status="queued",
-        run_after=now + delay_ms, max_attempts=max_attempts, created_at=now, updated_at=now))
-    return jid
+    values = dict(id=jid, kind=kind, payload=payload, dedupe_key=dedupe_key, status="queued",
+                  run_after=now + delay_ms, max_attempts=max_attempts, created_at=now,
+                  updated_at=now)
+    ins = pg_insert if c.dialect.name == "postgresql" else sqlite_insert
+    stmt = ins(t.jobs).values(**values)
+    if dedupe_key is not None:
+        stmt = stmt.on_conflict_do_nothing(index_elements=["dedupe_key"],
+                                           index_where=text("status = 'queued'"))
+    res = await c.execute(stmt)
+    return jid if res.rowcount == 1 else None

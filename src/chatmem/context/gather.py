@@ -1,0 +1,135 @@
+"""Reading what context needs: the unsummarised tail of a path and the summary chain above it.
+
+A turn never loads a whole conversation. It walks the active path from the leaf upwards a page at
+a time and stops at the first message that ends an intact summary chain (everything above it is
+covered by summaries), at the root, or — for assembly — once more tokens were read than the window
+could ever hold. So the cost of a turn depends on the window and the unsummarised tail, not on how
+many messages the conversation has. Compaction walks the same way without the token stop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import bindparam, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ..conversations import blocks as blk
+from ..db import schema as t
+from ..db.types import JSONDoc
+from . import summary as sm
+from .tokens import MESSAGE_OVERHEAD
+
+M = t.messages.c
+PAGE = 64
+
+_PAGE_SQL = text(
+    """
+    WITH RECURSIVE path(id, parent_id, n) AS (
+        SELECT id, parent_id, 1 FROM messages WHERE id = :start AND conversation_id = :cid
+        UNION ALL
+        SELECT m.id, m.parent_id, path.n + 1
+        FROM messages m JOIN path ON m.id = path.parent_id
+        WHERE path.n < :lim
+    )
+    SELECT m.id, m.parent_id, m.role, m.status, m.blocks, m.depth, m.input_tokens,
+           m.context_tokens
+    FROM path JOIN messages m ON m.id = path.id
+    ORDER BY path.n
+    """
+).columns(blocks=JSONDoc)
+
+_ANCESTORS_SQL = text(
+    """
+    WITH RECURSIVE up(id, parent_id, depth) AS (
+        SELECT id, parent_id, depth FROM messages WHERE id = :start AND conversation_id = :cid
+        UNION ALL
+        SELECT m.id, m.parent_id, m.depth
+        FROM messages m JOIN up ON m.id = up.parent_id
+        WHERE up.depth > :min_depth
+    )
+    SELECT id FROM up WHERE id IN :anchors
+    """
+).bindparams(bindparam("anchors", expanding=True))
+
+
+@dataclass
+class PathRow:
+    id: str
+    parent_id: str | None
+    role: str
+    status: str
+    text: str
+    depth: int
+    input_tokens: int
+    context_tokens: int
+
+
+@dataclass
+class Tail:
+    rows: list[PathRow]  # oldest first: the unsummarised messages that were read
+    chain: list[dict] = field(default_factory=list)  # applicable summary blocks, oldest first
+    complete: bool = True  # False when reading stopped on the token limit (a gap may remain)
+
+
+async def path_page(c: AsyncConnection, conv_id: str, start: str, limit: int) -> list[PathRow]:
+    """Up to ``limit`` messages from ``start`` towards the root, newest first."""
+    rows = (await c.execute(_PAGE_SQL, {"start": start, "cid": conv_id, "lim": limit})).all()
+    return [PathRow(r.id, r.parent_id, r.role, r.status, blk.visible_text(r.blocks), r.depth,
+                    r.input_tokens or 0, r.context_tokens or 0) for r in rows]
+
+
+async def current_parents(c: AsyncConnection, ids: set[str]) -> dict[str, str | None]:
+    if not ids:
+        return {}
+    rows = (await c.execute(select(M.id, M.parent_id).where(M.id.in_(sorted(ids))))).all()
+    return {r.id: r.parent_id for r in rows}
+
+
+async def _chain_above(c: AsyncConnection, conv_id: str, start: str | None,
+                       index: dict[str, list[dict]], parent_of: dict) -> list[dict]:
+    """The deepest intact chain whose anchor is an ancestor of (or is) ``start``."""
+    if start is None or not index:
+        return []
+    # Walk to the root: stored depths can be stale after a round deletion re-parented messages.
+    found = (await c.execute(_ANCESTORS_SQL, {"start": start, "cid": conv_id, "min_depth": 0,
+                                              "anchors": sorted(index)})).scalars().all()
+    best: list[dict] = []
+    best_depth = -1
+    for anchor in found:
+        chain = sm.chain_ending_at(anchor, index, parent_of)
+        if chain:
+            d = int(chain[-1].get("anchor_depth", 0))
+            if d > best_depth:
+                best, best_depth = chain, d
+    return best
+
+
+async def read_tail(c: AsyncConnection, conv_id: str, start: str | None, blocks: list[dict], *,
+                    count=None, max_tokens: int | None = None, page: int = PAGE) -> Tail:
+    """Walk up from ``start`` until an intact summary chain, the root, or ``max_tokens`` read."""
+    index = sm.by_anchor(blocks or [])
+    parent_of = await current_parents(c, sm.referenced_ids(blocks or []))
+    rows: list[PathRow] = []
+    used = 0
+    cur = start
+    while cur is not None:
+        batch = await path_page(c, conv_id, cur, page)
+        if not batch:
+            break
+        for r in batch:
+            if r.id in index:
+                chain = sm.chain_ending_at(r.id, index, parent_of)
+                if chain:
+                    rows.reverse()
+                    return Tail(rows, chain, True)
+            rows.append(r)
+            if max_tokens is not None:
+                used += count(r.text) + MESSAGE_OVERHEAD
+                if used > max_tokens:
+                    rows.reverse()
+                    chain = await _chain_above(c, conv_id, r.parent_id, index, parent_of)
+                    return Tail(rows, chain, False)
+        cur = batch[-1].parent_id
+    rows.reverse()
+    return Tail(rows, [], True)

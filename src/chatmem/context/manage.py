@@ -1,0 +1,78 @@
+"""Context use-cases behind the routes and the job queue: preview, stored reports, compaction.
+
+- ``preview`` — the context the next turn would get (``GET …/context``): the same
+  ``build_turn_context`` a turn runs, on the active leaf, never compacting;
+- ``stored_report`` — the report saved with an assistant message (``?message_id=``);
+- ``compact_now`` — ``POST …/compact``: summarise everything but the latest round, under the lease
+  (409 while another compaction holds it or a turn streams);
+- the ``compaction`` job handler — the after-turn check, compacting only when a trigger fires.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from ..auth.models import Principal
+from ..conversations import store
+from ..db import schema as t
+from ..errors import NotFound
+from ..jobs.queue import handler
+from . import compaction as cp
+from .service import build_turn_context, resolve_model, resolve_summarizer
+
+C = t.conversations.c
+
+
+def blocks_out(blocks: list[dict]) -> list[dict]:
+    keys = ("id", "level", "from_message_id", "anchor_message_id", "text", "tokens", "media",
+            "message_count", "created_at")
+    return [{k: b.get(k) for k in keys} for b in blocks]
+
+
+async def preview(rt, p: Principal, cid: str, *, include_messages: bool = False) -> dict:
+    async with rt.db.read() as c:
+        conv = await store.get_conversation(c, p.id, cid)
+        model = resolve_model(rt, conv.model_id)
+        ctx = await build_turn_context(c, settings=rt.settings, conv=conv,
+                                       parent_id=conv.active_leaf_id, model=model, principal=p,
+                                       rt=rt, allow_inline=False)
+    out = {"conversation_id": cid, "leaf_id": conv.active_leaf_id, "model": model.id,
+           "preview": True, "report": ctx.report}
+    if include_messages:
+        out["messages"] = [{"role": m.role, "content": m.content} for m in ctx.messages]
+    return out
+
+
+async def stored_report(rt, p: Principal, cid: str, mid: str) -> dict:
+    async with rt.db.read() as c:
+        await store.get_conversation(c, p.id, cid)
+        row = await store.get_message(c, cid, mid)
+    report = (row.metadata or {}).get("context")
+    if not report:
+        raise NotFound("no context report is stored for this message", code="no_context_report")
+    return {"conversation_id": cid, "message_id": mid, "preview": False, "report": report}
+
+
+async def compact_now(rt, p: Principal, cid: str) -> dict:
+    async with rt.db.read() as c:
+        conv = await store.get_conversation(c, p.id, cid)
+    model = resolve_model(rt, conv.model_id)
+    res = await cp.compact(rt.db, conversation_id=cid, user_id=p.id, settings=rt.settings,
+                           model=model, summarizer=resolve_summarizer(rt, model), manual=True)
+    async with rt.db.read() as c:
+        conv = await store.get_conversation(c, p.id, cid)
+    return {**res.public(), "compacted": res.compacted,
+            "summary_blocks": blocks_out(res.chain), "summary": conv.summary}
+
+
+@handler("compaction")
+async def compaction_job(rt, payload: dict) -> None:
+    """After a turn: compact the conversation's active path if a trigger fires."""
+    cid = payload.get("conversation_id")
+    async with rt.db.read() as c:
+        conv = (await c.execute(select(C.id, C.user_id, C.model_id).where(C.id == cid))).first()
+    if conv is None:  # deleted since: nothing to do
+        return
+    model = resolve_model(rt, conv.model_id)
+    await cp.compact(rt.db, conversation_id=cid, user_id=conv.user_id, settings=rt.settings,
+                     model=model, summarizer=resolve_summarizer(rt, model))

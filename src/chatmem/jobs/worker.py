@@ -1,0 +1,231 @@
+"""The job worker: claims queued jobs from the database and runs their handlers.
+
+Any number of workers (threads of one process, processes, replicas) share one ``jobs`` table:
+- **claim** is one statement — ``UPDATE … WHERE id = (SELECT … LIMIT 1 FOR UPDATE SKIP LOCKED)
+  RETURNING`` on PostgreSQL, the same without the row lock inside SQLite's single-writer
+  ``BEGIN IMMEDIATE`` transaction — so a job is handed to exactly one worker;
+- a claimed job carries ``locked_until`` (the **visibility timeout**), extended by a heartbeat while
+  the handler runs; a job whose worker died (SIGKILL, power loss) becomes claimable again once it
+  passes, and is marked failed instead when its attempts are used up;
+- a handler that raises is **retried with exponential backoff** (``job_backoff_s`` · 2^(n-1), capped
+  at ``job_backoff_max_s``) until ``max_attempts``; then the job is kept with status ``failed`` and
+  its ``last_error``; ``Permanent`` fails it at once;
+- completion and failure are written only while the worker still holds the job (``locked_by``), so
+  a worker that lost its lock cannot overwrite the new holder's result. Handlers must therefore be
+  idempotent — a job may run more than once.
+
+``Worker`` is a runtime service (async ``start()``/``stop()``); ``run_once()`` claims and runs one
+job and is what tests drive directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import traceback
+import uuid
+
+from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy.exc import IntegrityError
+
+from ..db import schema as t
+from ..db.clock import now_ms
+from .queue import HANDLERS, Permanent
+
+log = logging.getLogger(__name__)
+J = t.jobs.c
+ERROR_MAX_CHARS = 4000
+
+
+def new_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def backoff_ms(attempts: int, base_s: float, cap_s: float) -> int:
+    """Delay before retry number ``attempts`` (1-based), exponential and capped."""
+    return int(min(cap_s, base_s * (2 ** max(attempts - 1, 0))) * 1000)
+
+
+def _due(now: int, kinds: list[str] | None) -> list:
+    due = or_(
+        and_(J.status == "queued", J.run_after <= now),
+        and_(J.status == "running", J.locked_until < now, J.attempts < J.max_attempts),
+    )
+    return [due] if kinds is None else [due, J.kind.in_(kinds)]
+
+
+async def claim(db, worker_id: str, *, visibility_ms: int, kinds: list[str] | None = None) -> dict | None:
+    """Atomically take the next runnable job (queued and due, or running with an expired lock)."""
+    # A plain read first: idle polling must not take SQLite's single write lock.
+    async with db.read() as c:
+        if (await c.execute(select(J.id).where(*_due(now_ms(), kinds)).limit(1))).first() is None:
+            return None
+    async with db.write() as c:
+        now = now_ms()
+        sub = select(J.id).where(*_due(now, kinds)).order_by(J.run_after, J.id).limit(1)
+        if c.dialect.name == "postgresql":
+            sub = sub.with_for_update(skip_locked=True)
+        stmt = (update(t.jobs).where(J.id == sub.scalar_subquery())
+                .values(status="running", attempts=J.attempts + 1, locked_by=worker_id,
+                        locked_until=now + visibility_ms, updated_at=now)
+                .returning(J.id, J.kind, J.payload, J.attempts, J.max_attempts, J.dedupe_key))
+        row = (await c.execute(stmt)).first()
+    return dict(row._mapping) if row else None
+
+
+async def heartbeat(db, job_id: str, worker_id: str, visibility_ms: int) -> bool:
+    """Extend the lock; False when this worker no longer holds the job."""
+    async with db.write() as c:
+        now = now_ms()
+        res = await c.execute(update(t.jobs).where(
+            J.id == job_id, J.locked_by == worker_id, J.status == "running").values(
+            locked_until=now + visibility_ms, updated_at=now))
+    return res.rowcount == 1
+
+
+async def complete(db, job_id: str, worker_id: str) -> bool:
+    async with db.write() as c:
+        res = await c.execute(update(t.jobs).where(
+            J.id == job_id, J.locked_by == worker_id, J.status == "running").values(
+            status="done", locked_until=None, last_error="", updated_at=now_ms()))
+    return res.rowcount == 1
+
+
+async def fail(db, job: dict, worker_id: str, error: str, *, permanent: bool, base_s: float,
+               cap_s: float, requeue_now: bool = False) -> str:
+    """Record a failure: back to ``queued`` with a delay, or ``failed`` for good. Returns the status."""
+    error = error[-ERROR_MAX_CHARS:]
+    async with db.write() as c:
+        now = now_ms()
+        owned = and_(J.id == job["id"], J.locked_by == worker_id, J.status == "running")
+        retry = requeue_now or (not permanent and job["attempts"] < job["max_attempts"])
+        if retry:
+            values = dict(status="queued", locked_by="", locked_until=None, last_error=error,
+                          updated_at=now, run_after=now if requeue_now else
+                          now + backoff_ms(job["attempts"], base_s, cap_s))
+            if requeue_now:  # not the job's fault (worker shutdown): give the attempt back
+                values["attempts"] = J.attempts - 1
+            try:
+                async with c.begin_nested():
+                    res = await c.execute(update(t.jobs).where(owned).values(**values))
+                return "queued" if res.rowcount == 1 else "lost"
+            except IntegrityError:  # an equal dedupe key was queued meanwhile: it will do the work
+                error += " (retry folded into the queued job with the same dedupe key)"
+        res = await c.execute(update(t.jobs).where(owned).values(
+            status="failed", locked_until=None, last_error=error, updated_at=now))
+        return "failed" if res.rowcount == 1 else "lost"
+
+
+async def reap(db, *, keep_done_ms: int) -> None:
+    """Fail running jobs whose lock expired with no attempts left; drop old finished jobs."""
+    async with db.write() as c:
+        now = now_ms()
+        await c.execute(update(t.jobs).where(
+            J.status == "running", J.locked_until < now, J.attempts >= J.max_attempts).values(
+            status="failed", locked_until=None, updated_at=now,
+            last_error="visibility timeout passed with no attempts left (worker lost)"))
+        await c.execute(delete(t.jobs).where(J.status == "done", J.updated_at < now - keep_done_ms))
+
+
+class Worker:
+    """Runs jobs in this process until stopped (a Runtime service)."""
+
+    def __init__(self, rt, *, worker_id: str | None = None, concurrency: int = 1,
+                 kinds: list[str] | None = None) -> None:
+        self.rt = rt
+        self.id = worker_id or new_worker_id()
+        self.concurrency = max(1, concurrency)
+        self.kinds = kinds
+        self._stopping = asyncio.Event()
+        self._tasks: list[asyncio.Task] = []
+        self._loops = 0
+
+    @property
+    def _visibility_ms(self) -> int:
+        return int(self.rt.settings.job_visibility_timeout_s * 1000)
+
+    def _kinds(self) -> list[str]:
+        return self.kinds if self.kinds is not None else sorted(HANDLERS)
+
+    async def run_once(self) -> dict | None:
+        """Claim one job and run it; the claimed job (with its outcome) or None when idle."""
+        s = self.rt.settings
+        kinds = self._kinds()
+        if not kinds:
+            return None
+        job = await claim(self.rt.db, self.id, visibility_ms=self._visibility_ms, kinds=kinds)
+        if job is None:
+            return None
+        fn = HANDLERS.get(job["kind"])
+        beat = asyncio.create_task(self._heartbeat(job["id"]))
+        try:
+            if fn is None:
+                raise Permanent(f"no handler for job kind {job['kind']!r}")
+            await fn(self.rt, job["payload"] or {})
+        except asyncio.CancelledError:
+            await fail(self.rt.db, job, self.id, "worker stopped", permanent=False,
+                       base_s=s.job_backoff_s, cap_s=s.job_backoff_max_s, requeue_now=True)
+            raise
+        except Exception as e:
+            permanent = isinstance(e, Permanent)
+            err = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
+            job["outcome"] = await fail(self.rt.db, job, self.id, err, permanent=permanent,
+                                        base_s=s.job_backoff_s, cap_s=s.job_backoff_max_s)
+            log.warning("job %s (%s) attempt %s failed: %s", job["id"], job["kind"],
+                        job["attempts"], e)
+        else:
+            job["outcome"] = "done" if await complete(self.rt.db, job["id"], self.id) else "lost"
+        finally:
+            beat.cancel()
+        return job
+
+    async def _heartbeat(self, job_id: str) -> None:
+        interval = max(self._visibility_ms / 3000, 0.05)
+        try:
+            while True:
+                await asyncio.sleep(interval)
+                if not await heartbeat(self.rt.db, job_id, self.id, self._visibility_ms):
+                    log.warning("job %s: lock lost (another worker may run it again)", job_id)
+                    return
+        except asyncio.CancelledError:
+            pass
+
+    async def _loop(self) -> None:
+        poll = float(self.rt.settings.job_poll_interval_s)
+        while not self._stopping.is_set():
+            job = None
+            try:
+                self._loops += 1
+                if self._loops % 200 == 1:
+                    await reap(self.rt.db, keep_done_ms=int(self.rt.settings.job_keep_done_s * 1000))
+                job = await self.run_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("job worker loop error")
+            if job is None:
+                try:
+                    await asyncio.wait_for(self._stopping.wait(), timeout=poll)
+                except asyncio.TimeoutError:
+                    pass
+
+    async def start(self) -> None:
+        self._stopping.clear()
+        self._tasks = [asyncio.create_task(self._loop(), name=f"job-worker-{i}")
+                       for i in range(self.concurrency)]
+
+    async def stop(self, grace_s: float = 5.0) -> None:
+        self._stopping.set()
+        if not self._tasks:
+            return
+        done, pending = await asyncio.wait(self._tasks, timeout=grace_s)
+        for task in pending:
+            task.cancel()
+        for task in self._tasks:
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+        self._tasks = []

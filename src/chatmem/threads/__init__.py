@@ -1,0 +1,1 @@
+"""Inline threads: side conversations anchored to a quoted span of a message."""
