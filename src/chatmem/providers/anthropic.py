@@ -66,7 +66,8 @@ class AnthropicProvider:
         if key not in self._clients:
             kw = {"http_client": self._http} if self._http is not None else {}
             self._clients[key] = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url,
-                                                          max_retries=1, **kw)
+                                                          max_retries=int(model.options.get("max_retries", 1)),
+                                                          **kw)
         return self._clients[key]
 
     async def stream(self, model: ModelInfo, messages: list[ChatMessage], *,

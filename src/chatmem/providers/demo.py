@@ -19,8 +19,10 @@ from .base import ChatMessage, Finish, ModelInfo, ProviderEvent, TextDelta, Usag
 FILLER = ("This answer comes from the offline demo model of chatmem, which replies from the "
           "context it was given instead of calling a real language model.")
 _SUMMARY_TAG = re.compile(r"<conversation-summary>(.*?)</conversation-summary>", re.S | re.I)
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.*\S)\s*$")
-_TAGS = re.compile(r"^(?:\[[A-Za-z_ -]+\]\s*)+")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.*\S)\s*$|^\s*(\[(?:CURRENT|CONTEXT-DEPENDENT)\].*\S)\s*$")
+_TAGS = re.compile(r"^(?:\[[^\]]{1,40}\]\s*)+")
+_INNER_TAGS = re.compile(r"</?summary[^>]*>")
+_MEMORY_WORDS = ("memor", "remember", "记忆", "记住")
 
 
 def estimate_tokens(text: str) -> int:
@@ -35,7 +37,7 @@ def _sections(text: str) -> dict[str, list[str]]:
     for line in text.splitlines():
         m = _BULLET.match(line)
         if m:
-            out.setdefault(header, []).append(_TAGS.sub("", m.group(1)).strip())
+            out.setdefault(header, []).append(_TAGS.sub("", m.group(1) or m.group(2)).strip())
         elif line.strip():
             header = line.strip().lower()
     return out
@@ -47,7 +49,7 @@ def find_memories(messages: list[ChatMessage]) -> list[str]:
         if m.role != "system":
             continue
         for header, items in _sections(m.content).items():
-            if "memor" in header or "记忆" in header:
+            if any(w in header for w in _MEMORY_WORDS):
                 found.extend(i for i in items if i)
     return found
 
@@ -55,11 +57,24 @@ def find_memories(messages: list[ChatMessage]) -> list[str]:
 def find_summary(messages: list[ChatMessage]) -> str:
     parts: list[str] = []
     for m in messages:
-        parts.extend(s.strip() for s in _SUMMARY_TAG.findall(m.content) if s.strip())
-        if m.role == "system" and not parts:
-            for header, items in _sections(m.content).items():
-                if "summary" in header or "摘要" in header:
-                    parts.extend(items)
+        for s in _SUMMARY_TAG.findall(m.content):
+            s = " ".join(_INNER_TAGS.sub(" ", s).split())
+            if s:
+                parts.append(s)
+    if parts:
+        return " ".join(parts)
+    for m in messages:  # a summary under a header line ("…summary:" / "…摘要：") in a system prompt
+        if m.role != "system":
+            continue
+        taking = False
+        for line in m.content.splitlines():
+            low = line.strip().lower()
+            if taking:
+                if not low:
+                    break
+                parts.append(line.strip())
+            elif ("summary" in low or "摘要" in low) and low.endswith((":", "：")):
+                taking = True
     return " ".join(parts)
 
 
