@@ -1,0 +1,433 @@
+"""Memory extractors: one interface, an offline rule-based one and an LLM one (no DB access).
+
+Why it exists: extraction turns new user text into :class:`~chatmem.memory.policy.Candidate` facts;
+what those facts then do to stored memories is the policy's job, not the extractor's. Both
+extractors only ever turn **user-authored** text into facts about the user — assistant text is at
+most context for the model, and an LLM item that cites an assistant message is rejected.
+
+- :class:`RuleExtractor` — English and Chinese first-person patterns (``patterns.py``); the default
+  with the demo provider and whenever no extraction model is configured.
+- :class:`LLMExtractor` — asks a provider for structured JSON. Existing memories are shown under
+  small integer ids (``[1]``, ``[2]`` …) and messages under ``m1``, ``m2`` …, so the model cannot
+  invent a database id; every id it returns is validated and an item with an unknown id is dropped.
+
+``parse_command`` recognises "remember …" / "记住…" and "forget …" / "忘记…" for the chat hook.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Protocol
+
+from ..providers.base import ChatMessage, ModelInfo, Provider, complete
+from . import patterns as pt
+from .policy import ACTIVE, QUERY_DEPENDENT, Candidate
+
+NATIVE_TYPES = ("location", "preference", "identity", "schedule", "habit", "goal", "constraint")
+AGENT_TYPES = ("偏好", "边界", "关系目标", "对话风格", "重要事实")
+MAX_TEXT = 500
+
+
+@dataclass(frozen=True)
+class SourceMessage:
+    id: str
+    role: str  # user | assistant
+    text: str
+    created_at: int = 0
+
+
+@dataclass(frozen=True)
+class Known:
+    """An existing memory as shown to an extractor (no database id)."""
+
+    memory_text: str
+    slot: str = ""
+    value: str = ""
+    memory_type: str = ""
+
+
+@dataclass(frozen=True)
+class ExtractionInput:
+    messages: list[SourceMessage]
+    existing: list[Known] = field(default_factory=list)
+    agent: bool = False  # agent conversation: seed-000 types
+    agent_name: str = ""
+    cap: int = 5
+    now: int = 0
+
+
+@dataclass
+class ExtractionResult:
+    candidates: list[Candidate]
+    rejected: list[dict] = field(default_factory=list)  # dropped LLM items and why
+
+
+class Extractor(Protocol):
+    name: str
+
+    async def extract(self, inp: ExtractionInput) -> ExtractionResult: ...
+
+
+# ── sentences and commands ──────────────────────────────────────────────────────────────────────
+
+_SENT = re.compile(r"[^.!?。！？\n]+(?:[.!?]+(?=\s|$)|[。！？]+|\n|$)|[^\n]+?$")
+_REMEMBER = re.compile(
+    r"^\s*(?:please\s+|hey,?\s+)?(?:remember|don't forget|do not forget|keep in mind|note)"
+    r"(?:\s+that)?[\s:,，]+(?P<body>.+)$|^\s*(?:请|你)?(?:记住|记得|帮我记住|帮我记一下)[\s:：,，]*(?P<zbody>.+)$",
+    re.I | re.S)
+_FORGET = re.compile(
+    r"^\s*(?:please\s+)?forget(?:\s+that|\s+about|\s+what i said about)?[\s:,，]+(?P<body>.+)$"
+    r"|^\s*(?:请|你)?(?:忘记|忘掉|忘了|别再记得)[\s:：,，]*(?P<zbody>.+)$", re.I | re.S)
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENT.findall(text or "") if s.strip()]
+
+
+def parse_command(text: str) -> tuple[str, str] | None:
+    """``("remember", body)`` / ``("forget", body)`` when the message is such a command."""
+    t = (text or "").strip()
+    for kind, rx in (("forget", _FORGET), ("remember", _REMEMBER)):
+        m = rx.match(t)
+        if m:
+            body = (m.group("body") or m.group("zbody") or "").strip().rstrip(".!。！")
+            if body:
+                return kind, body
+    return None
+
+
+# ── the rule-based extractor ────────────────────────────────────────────────────────────────────
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith(("?", "？")) or bool(re.search(r"[吗呢][\s。？?]*$", sentence))
+
+
+def _bad_value(p: pt.Pattern, v: str) -> bool:
+    if not v or len(v) > 120:
+        return True
+    low = v.lower()
+    if p.lang == "en":
+        first = low.split()[0] if low.split() else ""
+        if first in pt.QUESTION_WORDS_EN or any(low == w or low.startswith(w + " ")
+                                                for w in pt.VAGUE_EN):
+            return True
+    else:
+        if any(w in v for w in pt.QUESTION_WORDS_ZH):
+            return True
+    return low in p.stop or any(low == s.lower() for s in p.stop)
+
+
+def _slot_key(k: str) -> str:
+    k = k.strip().lower().replace("colour", "color").replace("favourite", "favorite")
+    return re.sub(r"[^\w]+", "_", k).strip("_")
+
+
+def _clean_value(v: str) -> str:
+    v = v.strip().strip("\"'“”‘’").strip()
+    return re.sub(r"\s+", " ", v)
+
+
+def match_sentence(sentence: str, *, lang: str | None = None) -> list[tuple[pt.Pattern, dict]]:
+    """Every pattern that fires in one sentence, with its groups (value cleaned)."""
+    out = []
+    if _is_question(sentence):
+        return out
+    for p in pt.ALL:
+        if lang and p.lang != lang:
+            continue
+        for m in p.compiled().finditer(sentence):
+            g = {k: (v or "") for k, v in m.groupdict().items()}
+            g["v"] = _clean_value(g.get("v", ""))
+            if p.lang == "en":
+                g["v"] = re.sub(r"\s+(?:now|too|as well|also)$", "", g["v"], flags=re.I)
+            if _bad_value(p, g["v"]):
+                continue
+            out.append((p, g))
+            break
+    return out
+
+
+def _candidate(p: pt.Pattern, g: dict, msg: SourceMessage, *, agent: bool, now: int,
+               origin: str = "extracted") -> Candidate:
+    k = g.get("k", "")
+    if p.lang == "zh" and k in pt._ZREL and "{k}_name" == p.slot:
+        slot = f"{pt._ZREL[k]}_name"
+    else:
+        slot = p.slot.replace("{k}", _slot_key(k)) if p.slot else ""
+    text = p.template.format(v=g["v"], k=k.lower() if p.lang == "en" else k, t=g.get("t", ""))
+    mtype = p.memory_type
+    if agent:
+        mtype = p.agent_type or pt.AGENT_TYPES.get(p.memory_type, "重要事实")
+    observed = msg.created_at or now
+    ttl = pt.duration_ms(g.get("t", ""), p.ttl_ms) if (p.ttl_ms or g.get("t")) else None
+    time_bound = ttl is not None
+    return Candidate(
+        memory_text=text[:MAX_TEXT], memory_type=mtype, slot=slot, value=g["v"],
+        importance=p.importance, confidence=p.confidence,
+        status=QUERY_DEPENDENT if time_bound else ACTIVE,
+        valid_from=observed, valid_until=(observed + ttl) if time_bound else None,
+        source_message_ids=(msg.id,), origin=origin, observed_at=observed,
+        affected_domains=(slot,) if slot else ())
+
+
+def _dedupe(cands: list[Candidate]) -> list[Candidate]:
+    seen, out = set(), []
+    for c in cands:
+        key = (c.slot, c.value.lower()) if c.slot else ("", c.memory_text.lower())
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def rule_candidates(msg: SourceMessage, *, agent: bool = False, now: int = 0,
+                    origin: str = "extracted") -> list[Candidate]:
+    """Candidates from one user message (commands included: 'remember X' yields X's facts)."""
+    if msg.role != "user":
+        return []
+    cmd = parse_command(msg.text)
+    text = msg.text
+    if cmd is not None:
+        if cmd[0] == "forget":
+            return []  # handled (and only handled) by the chat hook
+        text = cmd[1]
+    out = []
+    for s in sentences(text):
+        for p, g in match_sentence(s):
+            out.append(_candidate(p, g, msg, agent=agent, now=now, origin=origin))
+    return _dedupe(out)
+
+
+class RuleExtractor:
+    """Offline, deterministic: English and Chinese first-person patterns."""
+
+    name = "rules"
+
+    async def extract(self, inp: ExtractionInput) -> ExtractionResult:
+        out: list[Candidate] = []
+        for msg in inp.messages:
+            out.extend(rule_candidates(msg, agent=inp.agent, now=inp.now))
+        out = _dedupe(out)
+        # Constraints and important facts first when the cap bites.
+        out.sort(key=lambda c: -c.importance)
+        return ExtractionResult(out[: inp.cap])
+
+
+# ── the LLM extractor ───────────────────────────────────────────────────────────────────────────
+
+_INSTRUCTIONS = """You extract long-term memories about the USER from a chat.
+Record only stable, explicit information the user stated about themselves in their own messages
+(identity, location, preferences, habits, schedule, goals, constraints such as allergies or things
+the assistant must not do). Skip greetings, one-off questions, anything the assistant said or
+invented, facts about other people, and memories that already exist unchanged.
+If a message updates an existing memory (same subject, new value), reuse that memory's slot and set
+"same_as" to its number. Use short stable snake_case slot keys (home_location, name, employer,
+favorite_color …) or "" when the fact has no single current value.
+Time-bound facts ("I'm in Tokyo this week") get status QUERY_DEPENDENT and valid_until.
+Answer with JSON only, no prose:
+{"memories": [{"memory_text": str, "memory_type": one of TYPES, "slot": str, "value": str,
+  "importance": 1-5, "confidence": 0-1, "status": "ACTIVE" | "QUERY_DEPENDENT",
+  "valid_from": "YYYY-MM-DD" | null, "valid_until": "YYYY-MM-DD" | null,
+  "source": "m<N>" (the user message it comes from), "same_as": <existing memory number> | null}]}
+At most CAP items; memory_text is one short sentence (at most 80 Chinese characters or 25 words)."""
+
+
+def build_prompt(inp: ExtractionInput) -> list[ChatMessage]:
+    types = AGENT_TYPES if inp.agent else NATIVE_TYPES
+    system = _INSTRUCTIONS.replace("TYPES", " | ".join(types)).replace("CAP", str(inp.cap))
+    lines = []
+    if inp.agent_name:
+        lines.append(f"Agent: {inp.agent_name}")
+    lines.append("Existing memories:")
+    if inp.existing:
+        for i, k in enumerate(inp.existing, 1):
+            slot = f" (slot={k.slot}, value={k.value})" if k.slot else ""
+            lines.append(f"[{i}] {k.memory_text}{slot}")
+    else:
+        lines.append("(none)")
+    lines.append("")
+    lines.append("New messages:")
+    for i, m in enumerate(inp.messages, 1):
+        text = m.text if m.role == "user" else m.text[:4000]
+        lines.append(f"m{i} {m.role}: {text}")
+    return [ChatMessage("system", system), ChatMessage("user", "\n".join(lines))]
+
+
+def _json_object(text: str) -> dict | None:
+    text = (text or "").strip()
+    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
+    if fence:
+        text = fence.group(1).strip()
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        obj = json.loads(text[start : end + 1])
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _to_ms(v) -> int | None:
+    if v is None or v == "":
+        return None
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return int(v) if v > 10_000_000_000 else int(v * 1000)
+    if isinstance(v, str):
+        try:
+            d = datetime.fromisoformat(v.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if d.tzinfo is None:
+            d = d.replace(tzinfo=timezone.utc)
+        return int(d.timestamp() * 1000)
+    return None
+
+
+def _small_int(v) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and re.fullmatch(r"\[?m?\d+\]?", v.strip()):
+        return int(re.sub(r"\D", "", v))
+    return None
+
+
+def validate_items(obj: dict | None, inp: ExtractionInput) -> ExtractionResult:
+    """Turn the model's JSON into candidates, dropping every item whose ids do not check out."""
+    if obj is None or not isinstance(obj.get("memories"), list):
+        return ExtractionResult([], [{"reason": "not a JSON object with a 'memories' list"}])
+    types = AGENT_TYPES if inp.agent else NATIVE_TYPES
+    default_type = "重要事实" if inp.agent else ""
+    out, rejected = [], []
+    for item in obj["memories"]:
+        if not isinstance(item, dict):
+            rejected.append({"item": item, "reason": "not an object"})
+            continue
+        src = _small_int(item.get("source"))
+        if src is None or not 1 <= src <= len(inp.messages):
+            rejected.append({"item": item, "reason": "unknown source message"})
+            continue
+        msg = inp.messages[src - 1]
+        if msg.role != "user":
+            rejected.append({"item": item, "reason": "source is not a user message"})
+            continue
+        known = None
+        if item.get("same_as") not in (None, "", 0, "0"):
+            ref = _small_int(item.get("same_as"))
+            if ref is None or not 1 <= ref <= len(inp.existing):
+                rejected.append({"item": item, "reason": "unknown existing memory id"})
+                continue
+            known = inp.existing[ref - 1]
+        text = str(item.get("memory_text") or "").strip()
+        if not text:
+            rejected.append({"item": item, "reason": "empty memory_text"})
+            continue
+        slot = re.sub(r"[^a-z0-9_]+", "_", str(item.get("slot") or "").lower()).strip("_")[:64]
+        mtype = str(item.get("memory_type") or "").strip()
+        if known is not None:
+            slot = slot or known.slot
+            mtype = mtype or known.memory_type
+        if mtype not in types:
+            mtype = pt.AGENT_TYPES.get(mtype, default_type) if inp.agent else default_type
+        status = item.get("status") if item.get("status") in (ACTIVE, QUERY_DEPENDENT) else ACTIVE
+        try:
+            importance = min(5, max(1, int(item.get("importance", 3))))
+        except (TypeError, ValueError):
+            importance = 3
+        try:
+            confidence = min(1.0, max(0.0, float(item.get("confidence", 0.7))))
+        except (TypeError, ValueError):
+            confidence = 0.7
+        valid_from = _to_ms(item.get("valid_from"))
+        valid_until = _to_ms(item.get("valid_until"))
+        if valid_until is not None and status == ACTIVE:
+            status = QUERY_DEPENDENT
+        observed = msg.created_at or inp.now
+        out.append(Candidate(
+            memory_text=text[:MAX_TEXT], memory_type=mtype, slot=slot,
+            value=str(item.get("value") or "").strip()[:MAX_TEXT], importance=importance,
+            confidence=confidence, status=status,
+            valid_from=valid_from if valid_from is not None else observed, valid_until=valid_until,
+            source_message_ids=(msg.id,), observed_at=observed,
+            affected_domains=tuple(str(d) for d in item.get("affected_domains", ()) or ()
+                                   if isinstance(d, str))[:8] or ((slot,) if slot else ())))
+    return ExtractionResult(_dedupe(out)[: inp.cap], rejected)
+
+
+class LLMExtractor:
+    """Structured-JSON extraction through any :class:`~chatmem.providers.base.Provider`."""
+
+    name = "llm"
+
+    def __init__(self, provider: Provider, model: ModelInfo, *, max_tokens: int = 800) -> None:
+        self.provider = provider
+        self.model = model
+        self.max_tokens = max_tokens
+
+    async def extract(self, inp: ExtractionInput) -> ExtractionResult:
+        if not any(m.role == "user" for m in inp.messages):
+            return ExtractionResult([])
+        text = await complete(self.provider, self.model, build_prompt(inp),
+                              max_tokens=self.max_tokens)
+        return validate_items(_json_object(text), inp)
+
+
+# ── "forget …": which memories a request names ──────────────────────────────────────────────────
+
+#: Words that name a slot without stating its value ("forget where I live", "忘记我的名字").
+SLOT_WORDS: dict[str, tuple[str, ...]] = {
+    "home_location": ("where i live", "my address", "my home", "my location", "where i'm based",
+                      "住在哪", "住址", "地址", "住哪", "我住的地方"),
+    "name": ("my name", "what i'm called", "名字"),
+    "preferred_name": ("what to call me", "my nickname", "怎么称呼我", "昵称", "小名"),
+    "employer": ("where i work", "my employer", "my company", "在哪工作", "我的公司"),
+    "occupation": ("my job", "what i do for a living", "my profession", "我的职业", "我的工作"),
+    "age": ("my age", "how old i am", "年龄", "几岁"),
+    "birthday": ("my birthday", "生日"),
+    "current_location": ("where i am this week", "my trip", "出差"),
+}
+_FILLER_EN = frozenset("that i my me the a an about what said is am was were to of in on at it "
+                       "everything thing things please you said".split())
+_FILLER_ZH = ("我说过的", "我说的", "关于", "那件事", "这件事", "的事", "我的", "我", "的", "那个", "这个", "吧", "了")
+
+
+def forget_matches(body: str, rows: list, *, now: int = 0) -> list[str]:
+    """Ids of the live memories (``policy.Mem``-like rows) that a "forget <body>" request names:
+    a fact restated (slot + value), a slot named by words, or text that contains the request."""
+    from .policy import LIVE, normalize_text, normalize_value
+
+    live = [r for r in rows if r.status in LIVE]
+    hit: set[str] = set()
+    for c in rule_candidates(SourceMessage("", "user", body, now), now=now):
+        for r in live:
+            if c.slot and r.slot == c.slot and normalize_value(r.value) == normalize_value(c.value):
+                hit.add(r.id)
+            elif normalize_text(r.memory_text) == normalize_text(c.memory_text):
+                hit.add(r.id)
+    low = body.lower()
+    for slot, words in SLOT_WORDS.items():
+        if any(w in low for w in words):
+            hit.update(r.id for r in live if r.slot == slot)
+    words = [w for w in re.findall(r"\w+", low) if w not in _FILLER_EN and w.isascii()]
+    if words:
+        for r in live:
+            have = set(re.findall(r"\w+", (r.memory_text + " " + r.value).lower()))
+            if all(w in have for w in words):
+                hit.add(r.id)
+    core = body
+    for f in _FILLER_ZH:
+        core = core.replace(f, "")
+    core = re.sub(r"[\s，。！？,.!?]", "", core)
+    if core and re.search(r"[\u3400-\u9fff]", core):
+        for r in live:
+            if core in r.memory_text or (r.value and core in r.value) or \
+                    (r.value and r.value in core and len(r.value) >= 2):
+                hit.add(r.id)
+    return sorted(hit)
