@@ -13,7 +13,7 @@ from ..auth.models import Principal
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
-from ..errors import Conflict, NotFound, TooLarge
+from ..errors import BadRequest, Conflict, NotFound, TooLarge
 from . import dag, store
 from .wire import (ConversationIn, ConversationPatch, ForkIn, MessageIn, conversation_out,
                    decode_cursor, encode_cursor, message_out)
@@ -22,8 +22,11 @@ C = t.conversations.c
 M = t.messages.c
 
 
-def check_size(blocks: list[dict], limit: int) -> None:
+def check_size(blocks: list[dict], limit: int, metadata: dict | None = None) -> None:
+    """413 when the stored content (blocks plus caller metadata) exceeds ``limit`` bytes."""
     size = len(json.dumps(blocks, ensure_ascii=False).encode())
+    if metadata:
+        size += len(json.dumps(metadata, ensure_ascii=False).encode())
     if size > limit:
         raise TooLarge(f"message content is {size} bytes; the limit is {limit}",
                        details={"limit": limit, "size": size})
@@ -58,7 +61,7 @@ async def list_conversations(db: Database, p: Principal, *, archived: bool = Fal
                              starred: bool | None = None, project_id: str | None = None,
                              agent_id: str | None = None, cursor: str | None = None,
                              limit: int = 30) -> dict:
-    cur = decode_cursor(cursor, 3) if cursor else None
+    cur = decode_cursor(cursor, (int, int, str)) if cursor else None
     q = store.list_query(p.id, archived=archived, starred=starred, project_id=project_id,
                          agent_id=agent_id, cursor=cur, limit=limit)
     async with db.read() as c:
@@ -99,10 +102,12 @@ async def patch_conversation(db: Database, p: Principal, cid: str, body: Convers
 
 async def delete_conversation(db: Database, p: Principal, cid: str) -> None:
     async with db.write() as c:
-        await store.get_conversation(c, p.id, cid)
+        await store.get_conversation(c, p.id, cid, for_update=True)
         # Inline threads anchored here go with their source (they are not listed on their own).
-        await c.execute(delete(t.conversations).where(C.user_id == p.id,
-                                                      C.inline_source_conv == cid))
+        inline = C.user_id == p.id, C.inline_source_conv == cid
+        ids = [cid] + list((await c.execute(select(C.id).where(*inline))).scalars())
+        await store.detach_messages(c, ids)
+        await c.execute(delete(t.conversations).where(*inline))
         await c.execute(delete(t.conversations).where(C.id == cid))
 
 
@@ -113,11 +118,18 @@ async def _with_branches(c, conv_id: str, rows: list, p: Principal) -> list[dict
 
 async def append_message(db: Database, p: Principal, cid: str, body: MessageIn,
                          max_bytes: int) -> dict:
-    """Log mode: store a caller-supplied message under ``parent_id`` (default: the active leaf)."""
-    check_size(body.content, max_bytes)
+    """Log mode: store a caller-supplied message under ``parent_id`` (omitted: the active leaf;
+    null: a new root)."""
+    check_size(body.content, max_bytes, body.metadata)
     async with db.write() as c:
         conv = await store.get_conversation(c, p.id, cid, for_update=True)
-        parent = body.parent_id if body.parent_id is not None else conv.active_leaf_id
+        parent = body.parent_id
+        # parent_id omitted → under the active leaf; an explicit null → a new root (edit-and-resend
+        # of the first message)
+        if "parent_id" not in body.model_fields_set and conv.active_leaf_id is not None:
+            parent = conv.active_leaf_id
+            if not await store.message_exists(c, cid, parent):  # a dangling pointer: repair it
+                parent = await store.newest_leaf(c, cid)
         extra = {"metadata": body.metadata} if body.metadata is not None else {}
         if body.model:
             extra["model_id"] = body.model
@@ -132,12 +144,15 @@ async def read_path(db: Database, p: Principal, cid: str, *, before: str | None,
     async with db.read() as c:
         conv = await store.get_conversation(c, p.id, cid)
         if before:
-            anchor = await store.get_message(c, cid, before)
+            anchor = (await c.execute(select(M.parent_id).where(
+                M.id == before, M.conversation_id == cid))).first()
+            if anchor is None:
+                raise BadRequest("invalid cursor: 'before' is not a message of this conversation",
+                                 code="invalid_cursor", details={"before": before})
             start = anchor.parent_id
         else:
             start = conv.active_leaf_id
-        ids = await store.path_ids(c, cid, start, limit)
-        rows = await store.rows_by_ids(c, ids)
+        rows = await store.path_rows(c, cid, start, limit)
         items = await _with_branches(c, cid, rows, p)
     more = bool(rows) and rows[0].parent_id is not None
     return {"items": items, "next_cursor": rows[0].id if more else None,
@@ -215,8 +230,12 @@ async def delete_round(db: Database, p: Principal, cid: str, mid: str) -> dict:
             if plan.new_parent:
                 leaf = await store.newest_descendant(c, cid, plan.new_parent)
             else:
-                leaf = await store.newest_message(c, cid)
+                leaf = await store.newest_leaf(c, cid)
             await store.set_leaf(c, cid, leaf)
+        pruned = store.prune_summary_blocks(conv.summary_blocks, plan.delete_ids)
+        if pruned is not None:
+            await c.execute(update(t.conversations).where(C.id == cid)
+                            .values(summary_blocks=pruned))
         conv = await store.get_conversation(c, p.id, cid)
     return {"deleted_ids": sorted(plan.delete_ids), "deleted": deleted,
             "conversation": conversation_out(conv)}
@@ -229,8 +248,7 @@ async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 
         start = conv.active_leaf_id
         if body.message_id:
             start = (await store.get_message(c, cid, body.message_id)).id
-        ids = await store.path_ids(c, cid, start, limit)
-        rows = await store.rows_by_ids(c, ids)
+        rows = await store.path_rows(c, cid, start, limit)
         if any(r.status == "streaming" for r in rows):
             raise Conflict("cannot fork while a message on the path is streaming",
                            code="message_streaming")

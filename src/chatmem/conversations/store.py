@@ -7,7 +7,8 @@ same transaction as the rows they count.
 
 from __future__ import annotations
 
-from sqlalchemy import and_, delete, insert, or_, select, text, update
+from sqlalchemy import (Integer, and_, delete, func, insert, literal, or_, select, text,
+                        union_all, update)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
@@ -80,30 +81,41 @@ async def insert_message(
     return (await c.execute(select(t.messages).where(M.id == mid))).one()
 
 
-_PATH_SQL = text(
+def _path_cte(conv_id: str, start: str, limit: int):
+    """Recursive CTE (id, n) walking parent links from ``start``; n = 1 at ``start``, ≤ ``limit``.
+
+    Each step is one primary-key lookup, so the cost depends on ``limit``, not on the depth.
     """
-    WITH RECURSIVE path(id, parent_id, n) AS (
-        SELECT id, parent_id, 1 FROM messages WHERE id = :start AND conversation_id = :cid
-        UNION ALL
-        SELECT m.id, m.parent_id, path.n + 1
-        FROM messages m JOIN path ON m.id = path.parent_id
-        WHERE path.n < :lim
-    )
-    SELECT id, n FROM path
-    """
-)
+    seed = select(M.id, M.parent_id, literal(1, Integer).label("n")).where(
+        M.id == start, M.conversation_id == conv_id)
+    path = seed.cte("path", recursive=True)
+    m = t.messages.alias("m")
+    return path.union_all(
+        select(m.c.id, m.c.parent_id, (path.c.n + 1).label("n"))
+        .where(m.c.id == path.c.parent_id, path.c.n < limit))
+
+
+async def path_rows(c: AsyncConnection, conv_id: str, start: str | None, limit: int) -> list:
+    """Full message rows on the path from ``start`` up towards the root, at most ``limit``,
+    oldest first — one statement, whatever the depth."""
+    if start is None or limit <= 0:
+        return []
+    path = _path_cte(conv_id, start, limit)
+    q = select(t.messages).join(path, M.id == path.c.id).order_by(path.c.n.desc())
+    return list((await c.execute(q)).all())
 
 
 async def path_ids(c: AsyncConnection, conv_id: str, start: str | None, limit: int) -> list[str]:
     """Ids on the path from ``start`` up towards the root, at most ``limit``, oldest first."""
     if start is None or limit <= 0:
         return []
-    rows = (await c.execute(_PATH_SQL, {"start": start, "cid": conv_id, "lim": limit})).all()
-    rows.sort(key=lambda r: r.n, reverse=True)
+    path = _path_cte(conv_id, start, limit)
+    rows = (await c.execute(select(path.c.id).order_by(path.c.n.desc()))).all()
     return [r.id for r in rows]
 
 
 async def rows_by_ids(c: AsyncConnection, ids: list[str]) -> list:
+    """Message rows in the order of ``ids`` (prefer ``path_rows`` for a path: one statement)."""
     if not ids:
         return []
     rows = (await c.execute(select(t.messages).where(M.id.in_(ids)))).all()
@@ -111,21 +123,38 @@ async def rows_by_ids(c: AsyncConnection, ids: list[str]) -> list:
     return sorted(rows, key=lambda r: order[r.id])
 
 
+async def _children_of(c: AsyncConnection, parent_ids: list[str], *cols) -> list:
+    """``cols`` of the children of ``parent_ids``, unordered, by one index probe per parent.
+
+    Written as a UNION ALL of ``parent_id = :p`` selects on purpose: with ``parent_id IN (…)``
+    (or a join against the list) PostgreSQL without fresh statistics estimates thousands of rows
+    and scans the whole table, and ``conversation_id`` or ``ORDER BY created_at`` in the query
+    lets either planner walk the conversation's index instead. Equality on ``parent_id`` is
+    planned as an index probe on both dialects whatever the statistics, so a page costs the same
+    at depth 50 and at depth 10,000. (A parent's children are always in its conversation.)
+    """
+    out: list = []
+    for i in range(0, len(parent_ids), 100):  # SQLite allows 500 terms in a compound select
+        chunk = parent_ids[i:i + 100]
+        parts = [select(*cols).where(M.parent_id == pid) for pid in chunk]
+        q = parts[0] if len(parts) == 1 else union_all(*parts)
+        out.extend((await c.execute(q)).all())
+    return out
+
+
 async def branch_info_for(c: AsyncConnection, conv_id: str, rows: list) -> dict[str, dict]:
     """Sibling lists for the given messages, with one query over their parents' children."""
     if not rows:
         return {}
     parents = {r.parent_id for r in rows}
-    conds = []
-    real = [p for p in parents if p is not None]
-    if real:
-        conds.append(M.parent_id.in_(real))
-    if None in parents:
-        conds.append(M.parent_id.is_(None))
-    q = (select(M.id, M.parent_id).where(M.conversation_id == conv_id, or_(*conds))
-         .order_by(M.created_at, M.id))
+    real = sorted(p for p in parents if p is not None)
+    found = list(await _children_of(c, real, M.id, M.parent_id, M.created_at))
+    if None in parents:  # roots (a separate statement: an OR defeats the index on SQLite)
+        cols = (M.id, M.parent_id, M.created_at)
+        q = select(*cols).where(M.conversation_id == conv_id, M.parent_id.is_(None))
+        found.extend((await c.execute(q)).all())
     children: dict[str | None, list[str]] = {}
-    for r in (await c.execute(q)).all():
+    for r in sorted(found, key=lambda r: (r.created_at, r.id)):
         children.setdefault(r.parent_id, []).append(r.id)
     return dag.branch_info([r.id for r in rows], {r.id: r.parent_id for r in rows}, children)
 
@@ -135,28 +164,52 @@ async def all_messages(c: AsyncConnection, conv_id: str) -> list:
     return (await c.execute(q)).all()
 
 
-_NEWEST_DESC_SQL = text(
+def _subtree_cte(dialect: str) -> str:
+    """``sub(id, parent_id, created_at)``: the subtree of ``:start`` (in ``:cid``), walked down.
+
+    Each level is an index probe on ``parent_id``. PostgreSQL gets the probe through a LATERAL
+    subquery (``OFFSET 0`` keeps it from being flattened into a join): without fresh statistics
+    its planner would otherwise hash-join a full scan of ``messages`` at every level — seconds
+    for a 10,000-deep chain. SQLite's planner probes the index for the plain join.
     """
-    WITH RECURSIVE sub(id) AS (
-        SELECT id FROM messages WHERE id = :start AND conversation_id = :cid
+    if dialect == "postgresql":
+        step = """SELECT ch.id, ch.parent_id, ch.created_at FROM sub CROSS JOIN LATERAL (
+                      SELECT m.id, m.parent_id, m.created_at FROM messages m
+                      WHERE m.parent_id = sub.id OFFSET 0) ch"""
+    else:
+        step = """SELECT m.id, m.parent_id, m.created_at FROM messages m
+                  JOIN sub ON m.parent_id = sub.id"""
+    return f"""WITH RECURSIVE sub(id, parent_id, created_at) AS (
+        SELECT id, parent_id, created_at FROM messages WHERE id = :start AND conversation_id = :cid
         UNION ALL
-        SELECT m.id FROM messages m JOIN sub ON m.parent_id = sub.id
-    )
-    SELECT messages.id FROM messages JOIN sub ON messages.id = sub.id
-    ORDER BY messages.created_at DESC, messages.id DESC LIMIT 1
-    """
-)
+        {step}
+    )"""
 
 
 async def newest_descendant(c: AsyncConnection, conv_id: str, start: str) -> str | None:
-    """The most recently written message in ``start``'s subtree (always a leaf: children are newer)."""
-    return (await c.execute(_NEWEST_DESC_SQL, {"start": start, "cid": conv_id})).scalar()
+    """The most recently written leaf in ``start``'s subtree (``start`` itself when it is a leaf).
+
+    Leaves only, so clock skew between writers can never land the pointer mid-branch. Costs
+    O(size of the subtree), touching nothing outside it."""
+    sql = _subtree_cte(c.dialect.name) + """
+        SELECT sub.id FROM sub
+        WHERE NOT EXISTS (SELECT 1 FROM sub kid WHERE kid.parent_id = sub.id)
+        ORDER BY sub.created_at DESC, sub.id DESC LIMIT 1"""
+    return (await c.execute(text(sql), {"start": start, "cid": conv_id})).scalar()
 
 
-async def newest_message(c: AsyncConnection, conv_id: str) -> str | None:
-    q = (select(M.id).where(M.conversation_id == conv_id)
+async def newest_leaf(c: AsyncConnection, conv_id: str) -> str | None:
+    """The most recently written leaf of the whole conversation (None when it is empty)."""
+    ch = t.messages.alias("ch")
+    q = (select(M.id).where(M.conversation_id == conv_id,
+                            ~select(ch.c.id).where(ch.c.parent_id == M.id).exists())
          .order_by(M.created_at.desc(), M.id.desc()).limit(1))
     return (await c.execute(q)).scalar()
+
+
+async def message_exists(c: AsyncConnection, conv_id: str, mid: str) -> bool:
+    q = select(M.id).where(M.id == mid, M.conversation_id == conv_id)
+    return (await c.execute(q)).first() is not None
 
 
 async def set_leaf(c: AsyncConnection, conv_id: str, leaf: str | None, *, touch: bool = True) -> None:
@@ -178,38 +231,52 @@ def _nodes(rows) -> list[dag.Node]:
 async def children_nodes(c: AsyncConnection, conv_id: str, parent_ids: list[str]) -> dict[str, list[dag.Node]]:
     if not parent_ids:
         return {}
-    q = (select(M.id, M.parent_id, M.role, M.status)
-         .where(M.conversation_id == conv_id, M.parent_id.in_(parent_ids))
-         .order_by(M.created_at, M.id))
+    found = await _children_of(c, list(parent_ids), M.id, M.parent_id, M.role, M.status,
+                               M.created_at)
+    found.sort(key=lambda r: (r.created_at, r.id))
     out: dict[str, list[dag.Node]] = {}
-    for n in _nodes((await c.execute(q)).all()):
+    for n in _nodes(found):
         out.setdefault(n.parent_id, []).append(n)
     return out
-
-
-_SHIFT_SQL = text(
-    """
-    WITH RECURSIVE sub(id) AS (
-        SELECT id FROM messages WHERE id = :start
-        UNION ALL
-        SELECT m.id FROM messages m JOIN sub ON m.parent_id = sub.id
-    )
-    UPDATE messages SET depth = depth - :shift WHERE id IN (SELECT id FROM sub)
-    """
-)
 
 
 async def apply_round_delete(c: AsyncConnection, conv_id: str, plan: dag.RoundPlan) -> int:
     """Move surviving children to the round's parent, fix their depths, delete the round."""
     for child, new_parent in plan.reparent.items():
         await c.execute(update(t.messages).where(M.id == child).values(parent_id=new_parent))
-        await c.execute(_SHIFT_SQL, {"start": child, "shift": plan.depth_shift[child]})
-    res = await c.execute(delete(t.messages).where(M.conversation_id == conv_id,
-                                                   M.id.in_(list(plan.delete_ids))))
-    n = res.rowcount
+        sql = _subtree_cte(c.dialect.name) + """
+            UPDATE messages SET depth = depth - :shift WHERE id IN (SELECT id FROM sub)"""
+        await c.execute(text(sql), {"start": child, "cid": conv_id,
+                                    "shift": plan.depth_shift[child]})
+    members = and_(M.conversation_id == conv_id, M.id.in_(sorted(plan.delete_ids)))
+    # Count first: on SQLite the rowcount of the DELETE misses rows removed by the parent_id
+    # cascade (an answer goes with its question before the statement reaches it).
+    n = (await c.execute(select(func.count()).select_from(t.messages).where(members))).scalar_one()
+    await c.execute(delete(t.messages).where(members))
+    newest = (select(func.max(M.created_at)).where(M.conversation_id == conv_id)
+              .scalar_subquery())
     await c.execute(update(t.conversations).where(C.id == conv_id).values(
-        message_count=C.message_count - n, updated_at=now_ms()))
+        message_count=C.message_count - n, last_message_at=newest, updated_at=now_ms()))
     return n
+
+
+def prune_summary_blocks(blocks: list | None, gone: frozenset[str]) -> list | None:
+    """Summary blocks minus those anchored on (or starting at) a deleted message; None = unchanged."""
+    blocks = list(blocks or [])
+    keep = [b for b in blocks if not isinstance(b, dict)
+            or (b.get("anchor_message_id") not in gone and b.get("from_message_id") not in gone)]
+    return keep if len(keep) != len(blocks) else None
+
+
+async def detach_messages(c: AsyncConnection, conv_ids) -> None:
+    """Clear parent links of the given conversations' messages before deleting them.
+
+    ``messages.parent_id`` cascades, and SQLite runs each cascade level as a nested trigger (limit
+    1,000), so deleting a deep chain through the cascade fails; with the links cleared every
+    message goes in one flat cascade.
+    """
+    await c.execute(update(t.messages).where(M.conversation_id.in_(conv_ids),
+                                             M.parent_id.is_not(None)).values(parent_id=None))
 
 
 def list_query(user_id: str, *, archived: bool | None, starred: bool | None,

@@ -64,12 +64,18 @@ def encode_cursor(*parts: Any) -> str:
     return base64.urlsafe_b64encode(json.dumps(parts).encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, n: int) -> tuple:
+def decode_cursor(cursor: str, types: tuple[type, ...]) -> tuple:
+    """Parse an opaque cursor made by ``encode_cursor``; anything else → 400 invalid_cursor."""
     try:
         pad = "=" * (-len(cursor) % 4)
         parts = json.loads(base64.urlsafe_b64decode(cursor + pad))
-        if not isinstance(parts, list) or len(parts) != n:
+        if not isinstance(parts, list) or len(parts) != len(types):
             raise ValueError
+        for v, typ in zip(parts, types):
+            if type(v) is not typ:  # exact: bool is not an int here
+                raise ValueError
+            if typ is int and not -(2**63) <= v < 2**63:  # must fit a BIGINT
+                raise ValueError
         return tuple(parts)
     except (ValueError, TypeError):
         raise BadRequest("invalid cursor", code="invalid_cursor") from None
