@@ -31,6 +31,7 @@ FEATURES = [
     "chatmem.threads.routes",
     "chatmem.jobs.routes",
     "chatmem.compat.routes",
+    "chatmem.memory.routes",
     "chatmem.web.routes",
 ]
 

@@ -74,6 +74,11 @@ class Settings(BaseSettings):
     memory_enabled: bool = True  # the admin-wide switch
     memory_per_turn_cap: int = 5
     memory_per_turn_cap_agent: int = 2
+    memory_extractor: str = "auto"  # auto (the chat model unless demo → rules) | rules | llm
+    memory_extractor_model: str = ""  # model id for the llm extractor ('' = the conversation's)
+    memory_extract_max_messages: int = 50  # newest unseen active-path messages per job
+    memory_inject_max: int = 50  # lines per turn (native), inside memory_budget_tokens
+    memory_inject_max_agent: int = 12  # lines per turn in agent conversations (seed 000)
 
     # jobs
     run_worker: bool = True  # `chatmem serve --no-worker` turns the in-process job worker off

@@ -1,0 +1,139 @@
+"""Choosing which memories a turn sees: fetch a bounded candidate set, rank, pack into a budget.
+
+Why it exists: seed 001 injected "the newest 20" with no budget and ignored validity; here a turn
+sees ACTIVE and QUERY_DEPENDENT rows inside their validity window, constraints/boundaries first,
+then by a score of importance, full-text relevance to the latest user message, confidence and
+recency, packed line by line into a token budget. The SQL side is bounded (top rows by the static
+order plus the best full-text matches), so the cost barely grows with the number of memories a user
+has; ranking and packing are pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlalchemy import and_, case, or_, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ..db import schema as t
+from . import policy as pol
+from . import store
+
+MEM = t.memories.c
+CONSTRAINT_TYPES = ("constraint", "边界")
+MAX_LINE_CHARS = 500  # seed 000's memory cap
+
+AGENT_HEADER = "以下是用户与该 Agent 的长期记忆，请优先尊重："
+NATIVE_HEADER = (
+    "Long-term memories about the user, from earlier conversations. [CURRENT] lines are current "
+    "facts; [CONTEXT-DEPENDENT] lines hold only for the time or situation they state. Use them "
+    "when relevant; never contradict a user's constraint.")
+
+# Score weights (constraints are placed first regardless of score).
+W_IMPORTANCE, W_RELEVANCE, W_CONFIDENCE, W_RECENCY = 0.40, 0.35, 0.15, 0.10
+RECENCY_HALF_LIFE_MS = 30 * 86_400_000
+
+
+@dataclass(frozen=True)
+class Ranked:
+    id: str
+    line: str
+    score: float
+    constraint: bool
+
+
+def _bigrams(s: str) -> set[str]:
+    cjk = re.sub(r"[^\u3400-\u9fff]", "", s)
+    return {cjk[i : i + 2] for i in range(len(cjk) - 1)}
+
+
+def cjk_overlap(query: str, text: str) -> float:
+    """Character-bigram overlap for Chinese (FTS tokenises a CJK run as one word)."""
+    q = _bigrams(query)
+    if not q:
+        return 0.0
+    return len(q & _bigrams(text)) / len(q)
+
+
+def render_line(row, *, agent: bool) -> str:
+    text = (row.memory_text or "").replace("\n", " ").strip()[:MAX_LINE_CHARS]
+    if agent:
+        mtype = row.memory_type or "重要事实"
+        return f"- [{mtype} / 重要度 {int(row.importance)}] {text}"
+    tag = "[CURRENT]" if row.status == pol.ACTIVE else "[CONTEXT-DEPENDENT]"
+    return f"{tag} {text}"
+
+
+def rank(rows, relevance: dict[str, float], query: str, now: int, *, agent: bool) -> list[Ranked]:
+    """Order rows: constraints/boundaries first, then by the weighted score (pure)."""
+    out = []
+    for r in rows:
+        rel = max(relevance.get(r.id, 0.0), cjk_overlap(query, r.memory_text))
+        age = max(0, now - int(r.updated_at or 0))
+        recency = 0.5 ** (age / RECENCY_HALF_LIFE_MS)
+        score = (W_IMPORTANCE * (int(r.importance) - 1) / 4 + W_RELEVANCE * rel
+                 + W_CONFIDENCE * float(r.confidence) + W_RECENCY * recency)
+        out.append(Ranked(r.id, render_line(r, agent=agent), round(score, 6),
+                          r.memory_type in CONSTRAINT_TYPES))
+    out.sort(key=lambda x: (not x.constraint, -x.score, x.id))
+    return out
+
+
+def pack(ranked: list[Ranked], header: str, budget_tokens: int, count_tokens, *,
+         max_lines: int) -> tuple[list[str], list[str]]:
+    """Greedy: take lines in rank order while header + lines fit the budget (pure)."""
+    if budget_tokens <= 0 or not ranked:
+        return [], []
+    used = count_tokens(header) + 1
+    lines, ids = [], []
+    for r in ranked:
+        if len(lines) >= max_lines:
+            break
+        cost = count_tokens(r.line) + 1
+        if used + cost > budget_tokens:
+            continue
+        used += cost
+        lines.append(r.line)
+        ids.append(r.id)
+    return lines, ids
+
+
+def _prefer_agent_scope(rows, agent_id: str | None):
+    """In an agent conversation a slot answered in the agent's scope hides the user-wide row."""
+    if agent_id is None:
+        return rows
+    agent_slots = {(r.slot, r.status) for r in rows if r.agent_id == agent_id and r.slot}
+    return [r for r in rows if not (r.agent_id is None and r.slot and (r.slot, r.status) in agent_slots)]
+
+
+async def candidates(c: AsyncConnection, user_id: str, agent_id: str | None, query: str, now: int,
+                     *, static_limit: int = 200, fts_limit: int = 50) -> tuple[list, dict[str, float]]:
+    """Injectable rows (bounded) and their full-text relevance to ``query``."""
+    scope = MEM.agent_id.is_(None) if agent_id is None else or_(MEM.agent_id.is_(None),
+                                                                 MEM.agent_id == agent_id)
+    valid = and_(or_(MEM.valid_from.is_(None), MEM.valid_from <= now),
+                 or_(MEM.valid_until.is_(None), MEM.valid_until > now))
+    base = and_(MEM.user_id == user_id, MEM.status.in_(sorted(pol.INJECTABLE)), scope, valid)
+    is_constraint = case((MEM.memory_type.in_(CONSTRAINT_TYPES), 1), else_=0)
+    q = (select(t.memories).where(base)
+         .order_by(is_constraint.desc(), MEM.importance.desc(), MEM.confidence.desc(),
+                   MEM.updated_at.desc(), MEM.id).limit(static_limit))
+    rows = list((await c.execute(q)).all())
+    rel = await store.fts_scores(c, user_id, query, agent_id=agent_id, statuses=pol.INJECTABLE,
+                                 limit=fts_limit)
+    have = {r.id for r in rows}
+    missing = [i for i in rel if i not in have]
+    if missing:
+        rows += (await c.execute(select(t.memories).where(base, MEM.id.in_(missing)))).all()
+    return _prefer_agent_scope(rows, agent_id), rel
+
+
+async def select_for_context(c: AsyncConnection, *, user_id: str, agent_id: str | None, query: str,
+                             budget_tokens: int, count_tokens, now: int, max_lines: int) -> dict:
+    agent = agent_id is not None
+    header = AGENT_HEADER if agent else NATIVE_HEADER
+    rows, rel = await candidates(c, user_id, agent_id, query, now)
+    ranked = rank(rows, rel, query, now, agent=agent)
+    lines, ids = pack(ranked, header, budget_tokens, count_tokens, max_lines=max_lines)
+    return {"lines": lines, "ids": ids, "header": header if lines else ""}

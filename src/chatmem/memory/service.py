@@ -1,0 +1,303 @@
+"""Memory use-cases for users: list, add, edit, enable/disable, delete, purge, history.
+
+Why it exists: routes (native ``/api/me/memories``) and the seed-000 compat layer
+(``/rpc/agent/my/{agentId}/memories``) call the same functions, each one transaction scoped to the
+calling Principal; another user's memory id is a 404, like a missing one. Every change writes a
+``memory_events`` row (purge removes the memory and its events).
+
+Seed-000 compat (``AgentMemorySchema``) maps onto these rows as follows:
+
+- ``content`` = ``memory_text``; ``type`` = ``memory_type``; ``importance`` = ``importance``;
+  ``sourceMessageId`` = ``source_message_id``; ``agentId`` = ``agent_id``;
+  ``createdAtMs``/``updatedAtMs`` = ``created_at``/``updated_at``;
+- status: seed ``active`` ↔ ACTIVE, ``disabled`` ↔ DISABLED, ``deleted`` ↔ DELETED
+  (:data:`SEED000_STATUS` maps the other native statuses for display: QUERY_DEPENDENT and
+  UNKNOWN_CURRENT read as ``active``, STALE as ``disabled``);
+- list: ``list_memories(db, p, agent_id=…, limit=100, full_source_text=True)`` (non-deleted,
+  newest update first, each with ``source_messages[0]`` carrying ``text``);
+- PATCH: ``update_memory(db, p, memory_id, {"memory_type"|"memory_text"|"importance"|"status"},
+  agent_id=…)`` with status ``"ACTIVE"``/``"DISABLED"`` (use :func:`from_seed000_status`);
+- DELETE: ``delete_memory(db, p, memory_id, agent_id=…)`` (soft; 404 when missing/deleted).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from sqlalchemy import and_, or_, select
+
+from ..auth.models import Principal
+from ..db import schema as t
+from ..db.clock import now_ms
+from ..db.engine import Database
+from ..db.ids import new_id
+from ..errors import Conflict, NotFound, Unprocessable
+from . import policy as pol
+from . import store
+from .wire import MemoryIn, decode_cursor, encode_cursor, memory_out, source_ids
+
+MEM = t.memories.c
+USER_CONFIDENCE = 0.95
+
+SEED000_STATUS = {pol.ACTIVE: "active", pol.QUERY_DEPENDENT: "active",
+                  pol.UNKNOWN_CURRENT: "active", pol.STALE: "disabled", pol.DISABLED: "disabled",
+                  pol.DELETED: "deleted"}
+
+
+def from_seed000_status(s: str) -> str:
+    return {"active": pol.ACTIVE, "disabled": pol.DISABLED, "deleted": pol.DELETED}.get(s, s)
+
+
+def memory_allowed(settings, principal_settings: dict | None) -> bool:
+    """The admin-wide switch and the user's own setting (checked before every automatic write)."""
+    user_on = bool((principal_settings or {}).get("memory_enabled", True))
+    return bool(getattr(settings, "memory_enabled", True)) and user_on
+
+
+async def user_settings(c, user_id: str) -> dict:
+    row = (await c.execute(select(t.users.c.settings).where(t.users.c.id == user_id))).first()
+    return dict(row.settings or {}) if row else {}
+
+
+async def _out(c, p: Principal, rows, *, full_source_text: bool = False) -> list[dict]:
+    sources = await store.source_messages(c, p.id, source_ids(rows))
+    return [memory_out(r, sources, full_source_text=full_source_text) for r in rows]
+
+
+async def _owned(c, p: Principal, mid: str, agent_id: str | None, *, deleted_ok: bool = False):
+    row = await store.get_owned(c, p.id, mid, deleted_ok=deleted_ok)
+    if agent_id is not None and row.agent_id != agent_id:
+        raise NotFound("memory not found", details={"id": mid})
+    return row
+
+
+# ── list / get ──────────────────────────────────────────────────────────────────────────────────
+
+def _like(q: str) -> str:
+    return "%" + q.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+async def list_memories(db: Database, p: Principal, *, status: list[str] | None = None,
+                        memory_type: str | None = None, agent_id: str | None = None,
+                        slot: str | None = None, q: str | None = None, cursor: str | None = None,
+                        limit: int = 50, full_source_text: bool = False) -> dict:
+    """Newest update first. ``agent_id``: None = every scope, ``"none"`` = user-wide only."""
+    cond = [MEM.user_id == p.id]
+    if status:
+        bad = [s for s in status if s not in pol.STATUSES]
+        if bad:
+            raise Unprocessable(f"unknown status {bad[0]!r}", code="invalid_status",
+                                details={"allowed": list(pol.STATUSES)})
+        cond.append(MEM.status.in_(status))
+    else:
+        cond.append(MEM.status != pol.DELETED)
+    if memory_type:
+        cond.append(MEM.memory_type == memory_type)
+    if agent_id == "none":
+        cond.append(MEM.agent_id.is_(None))
+    elif agent_id:
+        cond.append(MEM.agent_id == agent_id)
+    if slot:
+        cond.append(MEM.slot == slot)
+    if q:
+        pat = _like(q)
+        cond.append(or_(MEM.memory_text.ilike(pat, escape="\\"), MEM.value.ilike(pat, escape="\\")))
+    if cursor:
+        updated, mid = decode_cursor(cursor)
+        cond.append(or_(MEM.updated_at < updated, and_(MEM.updated_at == updated, MEM.id < mid)))
+    query = (select(t.memories).where(*cond).order_by(MEM.updated_at.desc(), MEM.id.desc())
+             .limit(limit + 1))
+    async with db.read() as c:
+        rows = (await c.execute(query)).all()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        items = await _out(c, p, rows, full_source_text=full_source_text)
+    nxt = encode_cursor(rows[-1].updated_at, rows[-1].id) if more else None
+    return {"items": items, "next_cursor": nxt}
+
+
+async def get_memory(db: Database, p: Principal, mid: str, *, agent_id: str | None = None,
+                     full_source_text: bool = False) -> dict:
+    async with db.read() as c:
+        row = await _owned(c, p, mid, agent_id)
+        [out] = await _out(c, p, [row], full_source_text=full_source_text)
+    return out
+
+
+# ── add by hand ─────────────────────────────────────────────────────────────────────────────────
+
+async def add_candidate(c, user_id: str, agent_id: str | None, cand: pol.Candidate, actor: str,
+                        now: int) -> pol.Plan:
+    """Run one candidate through the policy against the fresh rows of its scope, and write it."""
+    existing = await store.related(c, user_id, agent_id, cand)
+    plan = pol.plan_candidate(existing, cand, new_id("mem"), now)
+    await store.apply_plan(c, user_id, agent_id, plan, actor, now)
+    return plan
+
+
+async def create_memory(db: Database, settings, p: Principal, body: MemoryIn) -> dict:
+    now = now_ms()
+    async with db.write() as c:
+        if not memory_allowed(settings, await user_settings(c, p.id)):
+            raise Conflict("memory is turned off for this account", code="memory_disabled")
+        if body.agent_id:
+            agent = (await c.execute(select(t.agents.c.id).where(
+                t.agents.c.id == body.agent_id, t.agents.c.user_id == p.id))).first()
+            if agent is None:
+                raise NotFound("agent not found", details={"agent_id": body.agent_id})
+        if body.valid_until is not None and body.valid_from is not None \
+                and body.valid_until <= body.valid_from:
+            raise Unprocessable("valid_until must be after valid_from", code="invalid_validity")
+        slot = body.slot.strip().lower()
+        cand = pol.Candidate(
+            memory_text=body.memory_text.strip(), memory_type=body.memory_type.strip(), slot=slot,
+            value=body.value.strip(), importance=body.importance, confidence=USER_CONFIDENCE,
+            status=body.status, valid_from=body.valid_from if body.valid_from is not None else now,
+            valid_until=body.valid_until, origin=pol.USER_ORIGIN, observed_at=now,
+            affected_domains=(slot,) if slot else ())
+        plan = await add_candidate(c, p.id, body.agent_id, cand, p.id, now)
+        row = await store.get_owned(c, p.id, plan.memory_id)
+        [out] = await _out(c, p, [row])
+    return out
+
+
+# ── edit / enable / disable ─────────────────────────────────────────────────────────────────────
+
+def _event_for(old_status: str, new_status: str, content_changed: bool) -> str:
+    if new_status != old_status and not content_changed:
+        if new_status == pol.DISABLED:
+            return "disabled"
+        return "resolved" if old_status == pol.UNKNOWN_CURRENT else "enabled"
+    return "edited"
+
+
+async def update_memory(db: Database, p: Principal, mid: str, changes: dict, *,
+                        agent_id: str | None = None, full_source_text: bool = False) -> dict:
+    """PATCH: text, type, slot, value, importance, status (ACTIVE↔DISABLED; else 422)."""
+    changes = {k: v for k, v in changes.items() if v is not None}
+    reason = (changes.pop("reason", None) or "").strip()
+    now = now_ms()
+    async with db.write() as c:
+        row = await _owned(c, p, mid, agent_id)
+        old = store.to_mem(row)
+        new_status = changes.get("status", old.status)
+        if "status" in changes:
+            if new_status not in pol.USER_TRANSITIONS:
+                raise Unprocessable(
+                    f"status may only be set to ACTIVE or DISABLED, not {new_status!r}",
+                    code="invalid_status_transition",
+                    details={"from": old.status, "to": new_status, "allowed": sorted(pol.USER_TRANSITIONS)})
+            if not pol.can_transition(old.status, new_status):
+                raise Unprocessable(f"a {old.status} memory cannot be set to {new_status}",
+                                    code="invalid_status_transition",
+                                    details={"from": old.status, "to": new_status})
+        values: dict = {}
+        for k in ("memory_text", "memory_type", "slot", "value"):
+            if k in changes:
+                v = changes[k].strip()
+                if k == "slot":
+                    v = v.lower()
+                if k == "memory_text" and not v:
+                    raise Unprocessable("memory_text may not be empty", code="validation_error")
+                if v != getattr(old, k):
+                    values[k] = v
+        content_changed = bool(values)
+        if "importance" in changes and changes["importance"] != old.importance:
+            values["importance"] = int(changes["importance"])
+        if new_status != old.status:
+            values["status"] = new_status
+        if not values:
+            [out] = await _out(c, p, [row], full_source_text=full_source_text)
+            return out
+        if content_changed:
+            values["origin"] = pol.USER_ORIGIN  # the user vouches for what they wrote
+            values["confidence"] = max(old.confidence, USER_CONFIDENCE)
+        target_status = values.get("status", old.status)
+        others: list[pol.Change] = []
+        slot = values.get("slot", old.slot)
+        if target_status == pol.ACTIVE and slot and (
+                "status" in values or "slot" in values or "value" in values):
+            target = pol.Mem(**{**old.__dict__, **{k: v for k, v in values.items()
+                                                   if k in old.__dict__}})
+            peers = await store.slot_rows(c, p.id, row.agent_id, slot)
+            others = pol.plan_activate(peers, target, now, "set by the user")
+            gained = [i for i in pol.superseded_ids(others) if i not in old.supersedes]
+            if gained:
+                values["supersedes"] = old.supersedes + gained
+            if old.status == pol.UNKNOWN_CURRENT or "status" in values:
+                values["reason"] = reason or "set by the user"
+        elif target_status == pol.DISABLED and "status" in values:
+            values["reason"] = reason or "disabled by the user"
+        elif reason:
+            values["reason"] = reason
+        before = {k: getattr(old, k) for k in values if hasattr(old, k)}
+        ev = _event_for(old.status, target_status, content_changed)
+        await store.apply_changes(c, p.id, [pol.Change(mid, ev, before, values,
+                                                       values.get("reason", reason))], p.id, now)
+        await store.apply_changes(c, p.id, others, p.id, now)
+        row = await store.get_owned(c, p.id, mid)
+        [out] = await _out(c, p, [row], full_source_text=full_source_text)
+    return out
+
+
+async def delete_memory(db: Database, p: Principal, mid: str, *, agent_id: str | None = None) -> None:
+    """Soft delete: hidden from lists and context, kept (with its audit trail) until purged."""
+    now = now_ms()
+    async with db.write() as c:
+        row = await _owned(c, p, mid, agent_id)
+        ch = pol.Change(mid, "deleted", {"status": row.status},
+                        {"status": pol.DELETED, "reason": "deleted by the user"}, "deleted by the user")
+        await store.apply_changes(c, p.id, [ch], p.id, now)
+
+
+async def purge_memory(db: Database, p: Principal, mid: str, *, agent_id: str | None = None) -> None:
+    """Hard delete: the memory and its audit rows are gone; links to it are removed."""
+    now = now_ms()
+    async with db.write() as c:
+        row = await _owned(c, p, mid, agent_id, deleted_ok=True)
+        m = store.to_mem(row)
+        changes = pol.plan_purge(await store.linked_rows(c, p.id, m), m)
+        await store.apply_changes(c, p.id, changes, "system", now)
+        await store.purge_row(c, p.id, mid)
+
+
+# ── history ─────────────────────────────────────────────────────────────────────────────────────
+
+def _event_out(e) -> dict:
+    return {"id": e.id, "event": e.event, "actor": e.actor, "before": e.before, "after": e.after,
+            "reason": e.reason, "created_at": e.created_at}
+
+
+async def history(db: Database, p: Principal, mid: str, *, max_chain: int = 100) -> dict:
+    """The audit trail of one memory and its supersession chain (oldest value first)."""
+    async with db.read() as c:
+        row = await store.get_owned(c, p.id, mid, deleted_ok=True)
+        events = await store.events_for(c, p.id, mid)
+        seen = {row.id: row}
+        todo = deque([row])
+        while todo and len(seen) < max_chain:
+            r = todo.popleft()
+            nxt = [i for i in list(r.supersedes or []) + list(r.superseded_by or []) if i not in seen]
+            for n in await store.rows_by_ids(c, p.id, nxt):
+                seen[n.id] = n
+                todo.append(n)
+        chain_rows = sorted(seen.values(), key=lambda r: (r.valid_from if r.valid_from is not None
+                                                          else r.created_at, r.id))
+        [mem] = await _out(c, p, [row])
+    chain = [{k: r._mapping[k] for k in ("id", "memory_text", "slot", "value", "status",
+                                          "valid_from", "valid_until", "supersedes",
+                                          "superseded_by", "created_at", "updated_at")}
+             for r in chain_rows]
+    return {"memory": mem, "events": [_event_out(e) for e in events], "chain": chain}
+
+
+async def set_many_status(c, user_id: str, ids: list[str], status: str, actor: str, reason: str,
+                          now: int) -> list[str]:
+    """Disable (or otherwise set) several rows at once, one event each (the 'forget' command)."""
+    rows = await store.rows_by_ids(c, user_id, ids)
+    changes = [pol.Change(r.id, "disabled" if status == pol.DISABLED else "edited",
+                          {"status": r.status}, {"status": status, "reason": reason}, reason)
+               for r in rows if r.status != status]
+    await store.apply_changes(c, user_id, changes, actor, now)
+    return [ch.memory_id for ch in changes]
+

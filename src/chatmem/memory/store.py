@@ -1,0 +1,230 @@
+"""SQL for memories and their audit trail. Every function takes an open connection and the owner.
+
+Why it exists: the service and the job handler share one way to read a scope, apply a policy Plan
+(rows + one ``memory_events`` row per change, in the caller's transaction), search the full-text
+index (FTS5 on SQLite, ``to_tsvector('simple', …)`` on PostgreSQL, as migration 0002 built them)
+and purge. Nothing here decides anything: decisions are in ``policy.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import and_, delete, insert, or_, select, text, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ..db import schema as t
+from ..db.clock import now_ms
+from ..db.ids import new_id
+from ..errors import NotFound
+from . import policy as pol
+
+MEM = t.memories.c
+EV = t.memory_events.c
+MSG = t.messages.c
+
+_MEM_FIELDS = ("memory_text", "memory_type", "slot", "value", "status", "origin", "confidence",
+               "importance", "source_message_ids", "supersedes", "superseded_by",
+               "affected_domains", "valid_from", "valid_until", "reason")
+
+
+def to_mem(row) -> pol.Mem:
+    m = row._mapping
+    return pol.Mem(
+        id=m["id"], memory_text=m["memory_text"], slot=m["slot"], value=m["value"],
+        status=m["status"], origin=m["origin"], confidence=float(m["confidence"]),
+        importance=int(m["importance"]), memory_type=m["memory_type"],
+        source_message_ids=list(m["source_message_ids"] or []),
+        supersedes=list(m["supersedes"] or []), superseded_by=list(m["superseded_by"] or []),
+        affected_domains=list(m["affected_domains"] or []), valid_from=m["valid_from"],
+        valid_until=m["valid_until"], created_at=m["created_at"], reason=m["reason"])
+
+
+def scope_cond(user_id: str, agent_id: str | None):
+    """Exactly one scope: user-wide (agent_id NULL) or one (user, agent) pair."""
+    agent = MEM.agent_id.is_(None) if agent_id is None else MEM.agent_id == agent_id
+    return and_(MEM.user_id == user_id, agent)
+
+
+async def get_owned(c: AsyncConnection, user_id: str, mid: str, *, deleted_ok: bool = False):
+    row = (await c.execute(select(t.memories).where(MEM.id == mid, MEM.user_id == user_id))).first()
+    if row is None or (row.status == pol.DELETED and not deleted_ok):
+        raise NotFound("memory not found", details={"id": mid})
+    return row
+
+
+async def rows_by_ids(c: AsyncConnection, user_id: str, ids) -> list:
+    ids = list(ids)
+    if not ids:
+        return []
+    return (await c.execute(select(t.memories).where(MEM.user_id == user_id,
+                                                     MEM.id.in_(ids)))).all()
+
+
+# ── full text ───────────────────────────────────────────────────────────────────────────────────
+
+_TOKEN = re.compile(r"\w+", re.U)
+STOPWORDS = frozenset(
+    "a an the i me my mine you your is am are was were be been do does did to of in on at for and "
+    "or but with what who where when which how that this it its we our us he she they them "
+    "please can could would should will just about".split())
+
+
+def query_tokens(q: str, limit: int = 16) -> list[str]:
+    toks, seen = [], set()
+    for tok in _TOKEN.findall((q or "").lower()):
+        if tok in STOPWORDS or (len(tok) < 2 and tok.isascii()) or tok in seen:
+            continue
+        seen.add(tok)
+        toks.append(tok)
+        if len(toks) >= limit:
+            break
+    return toks
+
+
+async def fts_scores(c: AsyncConnection, user_id: str, query: str, *, agent_id: str | None,
+                     statuses, limit: int = 50, match_all: bool = False,
+                     include_agent_scope_only: bool = False) -> dict[str, float]:
+    """Memory id → relevance in (0, 1] for rows matching ``query``'s words (best first).
+
+    In an agent scope both the user-wide rows and that agent's rows are searched (what an agent
+    conversation can see) unless ``include_agent_scope_only``.
+    """
+    toks = query_tokens(query)
+    if not toks:
+        return {}
+    if agent_id is None:
+        scope = "m.agent_id IS NULL"
+    elif include_agent_scope_only:
+        scope = "m.agent_id = :agent"
+    else:
+        scope = "(m.agent_id IS NULL OR m.agent_id = :agent)"
+    st = list(statuses)
+    params: dict = {"u": user_id, "lim": limit, "agent": agent_id}
+    st_sql = ", ".join(f":s{i}" for i in range(len(st)))
+    params.update({f"s{i}": s for i, s in enumerate(st)})
+    if c.dialect.name == "sqlite":
+        joiner = " AND " if match_all else " OR "
+        params["q"] = joiner.join('"' + tok.replace('"', "") + '"' for tok in toks)
+        sql = text(
+            "SELECT memories_fts.memory_id AS id, bm25(memories_fts) AS score FROM memories_fts "
+            "JOIN memories m ON m.id = memories_fts.memory_id "
+            f"WHERE memories_fts MATCH :q AND m.user_id = :u AND m.status IN ({st_sql}) AND {scope} "
+            "ORDER BY score LIMIT :lim")
+        rows = (await c.execute(sql, params)).all()
+        raw = {r.id: -float(r.score) for r in rows}
+    else:
+        joiner = " & " if match_all else " | "
+        params["q"] = joiner.join(toks)
+        sql = text(
+            "SELECT m.id AS id, ts_rank(to_tsvector('simple', m.memory_text), "
+            "to_tsquery('simple', :q)) AS score FROM memories m "
+            "WHERE to_tsvector('simple', m.memory_text) @@ to_tsquery('simple', :q) "
+            f"AND m.user_id = :u AND m.status IN ({st_sql}) AND {scope} "
+            "ORDER BY score DESC LIMIT :lim")
+        rows = (await c.execute(sql, params)).all()
+        raw = {r.id: float(r.score) for r in rows}
+    if not raw:
+        return {}
+    top = max(raw.values())
+    if top <= 0:
+        return {k: 1.0 for k in raw}
+    return {k: max(0.05, v / top) for k, v in raw.items()}
+
+
+# ── reading a scope for the policy ──────────────────────────────────────────────────────────────
+
+async def related(c: AsyncConnection, user_id: str, agent_id: str | None, cand: pol.Candidate) -> list[pol.Mem]:
+    """Rows of the candidate's scope that share its slot or (probably) its text."""
+    conds = []
+    if cand.slot:
+        conds.append(MEM.slot == cand.slot)
+    ids = await fts_scores(c, user_id, cand.memory_text, agent_id=agent_id, statuses=pol.STATUSES,
+                           limit=20, match_all=True, include_agent_scope_only=True)
+    if ids:
+        conds.append(MEM.id.in_(list(ids)))
+    conds.append(MEM.memory_text == cand.memory_text)
+    q = select(t.memories).where(scope_cond(user_id, agent_id), or_(*conds))
+    return [to_mem(r) for r in (await c.execute(q)).all()]
+
+
+async def slot_rows(c: AsyncConnection, user_id: str, agent_id: str | None, slot: str) -> list[pol.Mem]:
+    if not slot:
+        return []
+    q = select(t.memories).where(scope_cond(user_id, agent_id), MEM.slot == slot)
+    return [to_mem(r) for r in (await c.execute(q)).all()]
+
+
+async def linked_rows(c: AsyncConnection, user_id: str, m: pol.Mem) -> list[pol.Mem]:
+    """Rows that point at ``m`` or that ``m`` points at (for purge)."""
+    ids = set(m.supersedes) | set(m.superseded_by)
+    rows = [to_mem(r) for r in await rows_by_ids(c, user_id, ids)]
+    if m.slot:  # back-links can only come from the same slot
+        q = select(t.memories).where(MEM.user_id == user_id, MEM.slot == m.slot, MEM.id != m.id)
+        have = {r.id for r in rows}
+        rows += [to_mem(r) for r in (await c.execute(q)).all() if r.id not in have]
+    return rows
+
+
+# ── writing ─────────────────────────────────────────────────────────────────────────────────────
+
+async def add_event(c: AsyncConnection, user_id: str, memory_id: str, event: str, actor: str,
+                    before: dict | None, after: dict | None, reason: str = "", now: int | None = None) -> None:
+    await c.execute(insert(t.memory_events).values(
+        id=new_id("mev"), memory_id=memory_id, user_id=user_id, event=event, actor=actor,
+        before=before, after=after, reason=reason[:500], created_at=now or now_ms()))
+
+
+async def insert_mem(c: AsyncConnection, user_id: str, agent_id: str | None, m: pol.Mem,
+                     actor: str, now: int, event: str = "created") -> None:
+    values = {k: getattr(m, k) for k in _MEM_FIELDS}
+    src = m.source_message_ids[0] if m.source_message_ids else None
+    if src is not None:
+        ok = (await c.execute(select(MSG.id).where(MSG.id == src, MSG.user_id == user_id))).scalar()
+        src = ok
+    await c.execute(insert(t.memories).values(
+        id=m.id, user_id=user_id, agent_id=agent_id, source_message_id=src, created_at=now,
+        updated_at=now, **values))
+    await add_event(c, user_id, m.id, event, actor, None, pol.snapshot(m), m.reason, now)
+
+
+async def apply_changes(c: AsyncConnection, user_id: str, changes: list[pol.Change], actor: str,
+                        now: int) -> None:
+    for ch in changes:
+        if ch.after:
+            await c.execute(update(t.memories).where(MEM.id == ch.memory_id, MEM.user_id == user_id)
+                            .values(updated_at=now, **ch.after))
+        await add_event(c, user_id, ch.memory_id, ch.event, actor, ch.before, ch.after,
+                        ch.reason, now)
+
+
+async def apply_plan(c: AsyncConnection, user_id: str, agent_id: str | None, plan: pol.Plan,
+                     actor: str, now: int) -> None:
+    """Write a Plan: the new row (created event) first so links to it resolve, then the changes."""
+    if plan.insert is not None:
+        ev = {"conflict": "conflict", "stale": "created"}.get(plan.outcome, "created")
+        await insert_mem(c, user_id, agent_id, plan.insert, actor, now, ev)
+    await apply_changes(c, user_id, plan.changes, actor, now)
+
+
+async def events_for(c: AsyncConnection, user_id: str, mid: str) -> list:
+    q = (select(t.memory_events).where(EV.memory_id == mid, EV.user_id == user_id)
+         .order_by(EV.created_at, EV.id))
+    return (await c.execute(q)).all()
+
+
+async def purge_row(c: AsyncConnection, user_id: str, mid: str) -> None:
+    await c.execute(delete(t.memory_events).where(EV.memory_id == mid, EV.user_id == user_id))
+    await c.execute(delete(t.memories).where(MEM.id == mid, MEM.user_id == user_id))
+
+
+async def source_messages(c: AsyncConnection, user_id: str, ids) -> dict[str, object]:
+    """Source messages the user can still see (their own, in a conversation they own)."""
+    ids = list({i for i in ids if i})
+    if not ids:
+        return {}
+    C = t.conversations.c
+    q = (select(MSG.id, MSG.role, MSG.search_text, MSG.created_at, MSG.conversation_id)
+         .join(t.conversations, C.id == MSG.conversation_id)
+         .where(MSG.id.in_(ids), C.user_id == user_id))
+    return {r.id: r for r in (await c.execute(q)).all()}

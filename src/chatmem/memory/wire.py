@@ -1,0 +1,92 @@
+"""Wire shapes for memories: request models and the row → JSON serialiser (seed column names).
+
+Why it exists: routes and the seed-000 compat layer must never see table rows; this decides what a
+caller sees of a memory, including its source messages (id, role, excerpt, created_at,
+conversation_id) — only those the caller can still see.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Literal
+
+from pydantic import Field
+
+from ..contracts.base import Input
+from ..errors import BadRequest
+
+EXCERPT_CHARS = 280
+
+
+class MemoryIn(Input):
+    memory_text: str = Field(min_length=1, max_length=2000)
+    memory_type: str = Field(default="", max_length=80)
+    slot: str = Field(default="", max_length=64)
+    value: str = Field(default="", max_length=500)
+    importance: int = Field(default=3, ge=1, le=5)
+    status: Literal["ACTIVE", "QUERY_DEPENDENT"] = "ACTIVE"
+    agent_id: str | None = Field(default=None, max_length=64)
+    valid_from: int | None = Field(default=None, ge=0)
+    valid_until: int | None = Field(default=None, ge=0)
+
+
+class MemoryPatch(Input):
+    memory_text: str | None = Field(default=None, min_length=1, max_length=2000)
+    memory_type: str | None = Field(default=None, max_length=80)
+    slot: str | None = Field(default=None, max_length=64)
+    value: str | None = Field(default=None, max_length=500)
+    importance: int | None = Field(default=None, ge=1, le=5)
+    status: str | None = Field(default=None, max_length=32)  # ACTIVE | DISABLED (checked: 422)
+    reason: str | None = Field(default=None, max_length=500)
+
+
+def source_out(r, *, full: bool = False) -> dict:
+    text = r.search_text or ""
+    out = {"id": r.id, "role": r.role, "excerpt": text[:EXCERPT_CHARS],
+           "created_at": r.created_at, "conversation_id": r.conversation_id}
+    if full:
+        out["text"] = text
+    return out
+
+
+def memory_out(row, sources: dict, *, full_source_text: bool = False) -> dict:
+    m = row._mapping
+    out = {k: m[k] for k in (
+        "id", "agent_id", "memory_text", "memory_type", "slot", "value", "status", "confidence",
+        "importance", "origin", "source_message_id", "source_message_ids", "supersedes",
+        "superseded_by", "affected_domains", "reason", "valid_from", "valid_until", "created_at",
+        "updated_at")}
+    out["confidence"] = float(out["confidence"])
+    ids = list(m["source_message_ids"] or [])
+    if m["source_message_id"] and m["source_message_id"] not in ids:
+        ids.insert(0, m["source_message_id"])
+    out["source_messages"] = [source_out(sources[i], full=full_source_text)
+                              for i in ids if i in sources]
+    return out
+
+
+def source_ids(rows) -> set[str]:
+    ids: set[str] = set()
+    for r in rows:
+        ids.update(r.source_message_ids or [])
+        if r.source_message_id:
+            ids.add(r.source_message_id)
+    return ids
+
+
+def encode_cursor(updated_at: int, mid: str) -> str:
+    raw = json.dumps([updated_at, mid]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[int, str]:
+    """An opaque list cursor (``updated_at``, ``id``); anything else → 400 invalid_cursor."""
+    try:
+        parts = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if (not isinstance(parts, list) or len(parts) != 2 or type(parts[0]) is not int
+                or not isinstance(parts[1], str) or not -(2**63) <= parts[0] < 2**63):
+            raise ValueError
+        return parts[0], parts[1]
+    except (ValueError, TypeError):
+        raise BadRequest("invalid cursor", code="invalid_cursor") from None
