@@ -68,3 +68,36 @@ def test_login_browse_switch_branch_logout(browser, server, db_url):
     page.reload()
     page.wait_for_selector("#login-form")
     page.close()
+
+
+def test_send_stream_reload_midstream_and_resume(browser, db_url):
+    server = Server(db_url, env_extra={"CHATMEM_DEMO_DELAY_MS": "60",
+                                       "CHATMEM_DEMO_MIN_TOKENS": "60"}).start()
+    try:
+        key = create_user(db_url, "stream@example.com", password="pw-stream-1")
+        api = httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {key}"})
+        page = browser.new_page()
+        page.goto(server.base + "/")
+        page.fill("input[name=email]", "stream@example.com")
+        page.fill("input[name=password]", "pw-stream-1")
+        page.click("button[type=submit]")
+        page.wait_for_selector("#composer textarea")
+        page.fill("#composer textarea", "Tell me about tide pools")
+        page.click("#send")
+        page.wait_for_selector(".msg.assistant.streaming")
+        # close the tab's stream mid-answer: the server keeps generating
+        page.reload()
+        page.wait_for_selector(".msg.user:has-text('Tell me about tide pools')")
+        page.wait_for_selector(".msg.assistant.complete", timeout=60_000)
+        shown = page.inner_text(".msg.assistant .text")
+        conv = api.get("/api/conversations").json()["items"][0]
+        msgs = api.get(f"/api/conversations/{conv['id']}/messages").json()["items"]
+        assert msgs[-1]["status"] == "complete"
+        assert shown == msgs[-1]["text"] and "tide pools" in shown
+        # regenerate from the UI makes a second variant and shows 2/2
+        page.click(".msg.assistant button:has-text('Regenerate')")
+        page.wait_for_selector(".msg.assistant .branch-pos:has-text('2/2')", timeout=60_000)
+        page.wait_for_selector(".msg.assistant.complete", timeout=60_000)
+        page.close()
+    finally:
+        server.stop()
