@@ -51,8 +51,19 @@ def _score(line: str, index: int) -> tuple:
     return (1 if user else 0, min(hits, 5), -index)  # earlier lines win ties (older facts last)
 
 
+def _shorten(line: str, max_tokens: int, count: CountFn) -> str:
+    words = line.split(" ")
+    while len(words) > 1 and count(" ".join(words) + "…") > max_tokens:
+        words.pop()
+    out = " ".join(words) + "…"
+    return out if count(out) <= max_tokens else ""
+
+
 def select_lines(lines: Sequence[str], max_tokens: int, count: CountFn) -> list[str]:
-    """The best lines within ``max_tokens`` (joined by newlines), in their original order."""
+    """The best lines within ``max_tokens`` (joined by newlines), in their original order.
+
+    When not even one whole line fits, the best line is shortened word by word.
+    """
     lines = [ln for ln in lines if ln.strip()]
     if not lines or max_tokens <= 0:
         return []
@@ -69,6 +80,9 @@ def select_lines(lines: Sequence[str], max_tokens: int, count: CountFn) -> list[
     out = [lines[i] for i in sorted(chosen)]
     while out and count("\n".join(out)) > max_tokens:  # joins may cost a token more than planned
         out.pop(0)
+    if not out:
+        short = _shorten(lines[ranked[0]], max_tokens, count)
+        out = [short] if short else []
     return out
 
 

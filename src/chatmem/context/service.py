@@ -62,7 +62,9 @@ def budgets_for(settings, model: ModelInfo) -> tuple[cp.Policy, asm.Budgets]:
     pol = cp.policy_for(settings, model)
     return pol, asm.Budgets(
         window=pol.window, reserved_output=pol.reserved_output,
-        memory_tokens=int(settings.memory_budget_tokens), summary_tokens=pol.merge_budget)
+        memory_tokens=int(settings.memory_budget_tokens),
+        # the chain's text is kept within merge_budget; leave room for its <summary> framing
+        summary_tokens=int(pol.merge_budget * 1.25) + 32)
 
 
 def persona_card(agent) -> str:
