@@ -32,6 +32,7 @@ FEATURES = [
     "chatmem.jobs.routes",
     "chatmem.compat.routes",
     "chatmem.memory.routes",
+    "chatmem.sharing.routes",
     "chatmem.web.routes",
 ]
 
