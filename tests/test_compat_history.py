@@ -145,10 +145,48 @@ async def test_thousand_messages_sharing_milliseconds_each_listed_once(app, new_
 async def test_bad_cursor_is_rejected_and_writes_nothing(app, new_user):
     a = await new_user()
     aid = await insert_agent(app, a.id)
-    for bad in ["abc", "0", "-5", "nan", "inf", "-inf", "", "12:", "1.5:msg_x", "x:msg_1"]:
+    for bad in ["abc", "0", "-5", "nan", "inf", "-inf", "", "12:", "1.5:msg_x", "x:msg_1",
+                "12:x:msg_1", "12:-1:msg_1", "12:3:", "12:3:a:b", "0x10"]:
         r = await a.client.get(f"/rpc/chat/inbox/{aid}/messages", params={"cursor": bad})
         error_of(r, 400, "Invalid cursor")
     assert await count_rows(app, t.conversations, agent_id=aid) == 0
+    # An id-carrying cursor must name a message of this conversation.
+    data_of(await a.client.get(f"/rpc/chat/inbox/{aid}/conversation"), AgentConversationResponse)
+    r = await a.client.get(f"/rpc/chat/inbox/{aid}/messages", params={"cursor": "5:msg_nope"})
+    error_of(r, 400, "Invalid cursor")
+
+
+async def test_question_reads_before_its_answer_in_one_millisecond(app, new_user):
+    """A turn writes the user message and the assistant placeholder in the same millisecond, and
+    the placeholder's id may sort first: depth (parent before child) breaks the tie."""
+    a = await new_user()
+    aid = await insert_agent(app, a.id)
+    conv = data_of(await a.client.get(f"/rpc/chat/inbox/{aid}/conversation"),
+                   AgentConversationResponse)
+    ids = await insert_messages(app, conv.conversationId, [
+        {"role": "user", "text": "q", "created_at": BASE, "id": "msg_b"},
+        {"role": "assistant", "text": "a", "created_at": BASE, "id": "msg_a"}])
+    got = data_of(await a.client.get(f"/rpc/chat/inbox/{aid}/conversation"),
+                  AgentConversationResponse)
+    assert [m.id for m in got.messages] == ids == ["msg_b", "msg_a"]
+
+
+async def test_two_part_cursor_is_accepted(app, new_user):
+    a = await new_user()
+    aid = await insert_agent(app, a.id)
+    conv = data_of(await a.client.get(f"/rpc/chat/inbox/{aid}/conversation"),
+                   AgentConversationResponse)
+    ids = await insert_messages(app, conv.conversationId, [
+        {"role": "user", "text": f"m{i}", "created_at": BASE, "id": f"msg_{i:02d}"}
+        for i in range(45)])
+    first = data_of(await a.client.get(f"/rpc/chat/inbox/{aid}/conversation"),
+                    AgentConversationResponse)
+    assert [m.id for m in first.messages] == ids[5:]
+    assert first.nextCursor == f"{BASE}:5:msg_05"
+    page = data_of(await a.client.get(f"/rpc/chat/inbox/{aid}/messages",
+                                      params={"cursor": f"{BASE}:msg_05"}),
+                   AgentConversationMessagesPage)
+    assert [m.id for m in page.messages] == ids[:5] and page.nextCursor is None
 
 
 async def test_other_users_agent_is_not_available(app, new_user):

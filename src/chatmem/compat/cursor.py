@@ -1,11 +1,16 @@
-"""The history cursor (pure): seed 000's bare ``createdAtMs`` plus an optional ``:<id>`` tie-breaker.
+"""The history cursor (pure): seed 000's bare ``createdAtMs`` plus optional tie-breakers.
 
 Seed 000 pages with ``created_at_ms < cursor``, so messages sharing the boundary millisecond are
-skipped. chatmem orders by ``(created_at, id)`` and emits ``"<ms>:<id>"`` when the boundary
-millisecond is shared by an older message (the next page then continues strictly after that
-``(ms, id)`` pair), and the seed's bare ``"<ms>"`` otherwise — so a seed client sees exactly the
-seed's values in the common case and nothing is ever skipped or repeated. Both forms are accepted.
-A cursor whose millisecond part is not a positive finite number is rejected ("Invalid cursor").
+skipped. chatmem orders a conversation's messages by ``(created_at, depth, id)`` — ``depth`` first
+among equal times because a turn writes its user message and the assistant placeholder in the same
+millisecond, and the question must read before its answer. After a page whose oldest message shares
+its millisecond with an older one, the cursor is ``"<ms>:<depth>:<id>"`` and the next page continues
+strictly after that key; otherwise it is the seed's bare ``"<ms>"``. A seed client therefore sees
+the seed's values in the common case, and nothing is ever skipped or repeated.
+
+Accepted forms: ``"<ms>"`` (strictly older than that millisecond; any positive finite number, as
+the seed's ``Number(cursor)``), ``"<ms>:<depth>:<id>"`` and ``"<ms>:<id>"`` (the message's depth is
+looked up). A millisecond part that is not a positive finite number is "Invalid cursor".
 """
 
 from __future__ import annotations
@@ -23,31 +28,43 @@ class InvalidCursor(ValueError):
 
 @dataclass(frozen=True)
 class Cursor:
-    """Rows strictly older than ``(ms, id)`` in (created_at, id) order; ``id`` None = before ``ms``."""
+    """Rows strictly older than ``(ms, depth, id)``; ``id`` None = older than ``ms``; ``depth``
+    None = to be looked up from ``id``."""
 
     ms: int
     id: str | None = None
+    depth: int | None = None
 
 
 def parse(raw: str) -> Cursor:
     text = raw.strip()
-    ms_part, sep, id_part = text.partition(":")
+    ms_part, sep, rest = text.partition(":")
     try:
         value = float(ms_part)
     except ValueError:
         raise InvalidCursor(raw) from None
     if not math.isfinite(value) or value <= 0:
         raise InvalidCursor(raw)
-    if sep:
-        if not value.is_integer() or not id_part or len(id_part) > MAX_ID:
+    if not sep:
+        # created_at < value for integer created_at  ⇔  created_at < ceil(value)
+        return Cursor(min(math.ceil(value), MAX_MS))
+    if not value.is_integer():
+        raise InvalidCursor(raw)
+    depth_part, sep2, id_part = rest.partition(":")
+    depth = None
+    if sep2:
+        if not depth_part.isdigit():
             raise InvalidCursor(raw)
-        return Cursor(min(int(value), MAX_MS), id_part)
-    # created_at < value for integer created_at  ⇔  created_at < ceil(value)
-    return Cursor(min(math.ceil(value), MAX_MS))
+        depth = int(depth_part)
+    else:
+        id_part = rest
+    if not id_part or len(id_part) > MAX_ID or ":" in id_part:
+        raise InvalidCursor(raw)
+    return Cursor(min(int(value), MAX_MS), id_part, depth)
 
 
-def emit(oldest_ms: int, oldest_id: str, next_older_ms: int | None) -> str:
-    """The cursor after a page whose oldest row is (oldest_ms, oldest_id)."""
-    if next_older_ms is not None and next_older_ms == oldest_ms:
-        return f"{oldest_ms}:{oldest_id}"
+def emit(oldest_ms: int, oldest_depth: int, oldest_id: str, next_older_ms: int) -> str:
+    """The cursor after a page whose oldest row is ``oldest``, when an older row exists."""
+    if next_older_ms == oldest_ms:
+        return f"{oldest_ms}:{oldest_depth}:{oldest_id}"
     return str(oldest_ms)

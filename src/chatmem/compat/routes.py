@@ -6,15 +6,28 @@ envelope (see envelope.py). The chat turn answers with the reply as a plain-text
 """
 
 from fastapi import APIRouter, Depends, Request
+from fastapi.responses import StreamingResponse
 from fastapi.routing import APIRoute
 
 from ..auth.deps import current_user, get_runtime
 from ..auth.models import Principal
 from ..runtime import Runtime
-from . import envelope, memories, service
-from .contracts import MessageFeedbackRequest
+from . import chat, envelope, memories, service
+from .contracts import InboxChatRequest, MessageFeedbackRequest, UpdateAgentMemoryRequest
 
 router = APIRouter(prefix="/rpc", tags=["seed-000"], route_class=envelope.EnvelopeRoute)
+
+
+STREAM_HEADERS = {"cache-control": "no-cache, no-transform", "x-accel-buffering": "no"}
+
+
+@router.post("/chat/inbox")
+async def inbox_chat(body: InboxChatRequest, request: Request,
+                     p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+    turn = await chat.start(rt, p, body)
+    return StreamingResponse(chat.reply_text(turn), media_type="text/plain; charset=utf-8",
+                             headers={**STREAM_HEADERS, **turn.headers,
+                                      "x-request-id": envelope.request_id(request)})
 
 
 @router.get("/chat/inbox/{agentId}/conversation")
@@ -40,6 +53,20 @@ async def inbox_feedback(agentId: str, messageId: str, body: MessageFeedbackRequ
 async def agent_memories(agentId: str, request: Request, p: Principal = Depends(current_user),
                          rt: Runtime = Depends(get_runtime)):
     return envelope.ok(request, await memories.list_memories(rt.db, p, agentId))
+
+
+@router.patch("/agent/my/{agentId}/memories/{memoryId}")
+async def agent_memory_update(agentId: str, memoryId: str, body: UpdateAgentMemoryRequest,
+                              request: Request, p: Principal = Depends(current_user),
+                              rt: Runtime = Depends(get_runtime)):
+    return envelope.ok(request, await memories.update_memory(rt.db, p, agentId, memoryId, body))
+
+
+@router.delete("/agent/my/{agentId}/memories/{memoryId}")
+async def agent_memory_delete(agentId: str, memoryId: str, request: Request,
+                              p: Principal = Depends(current_user),
+                              rt: Runtime = Depends(get_runtime)):
+    return envelope.ok(request, await memories.delete_memory(rt.db, p, agentId, memoryId))
 
 
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]

@@ -49,10 +49,17 @@ def parse_cursor(raw: str | None) -> cur.Cursor | None:
 
 
 async def _page(c, user_id: str, conv, cursor: cur.Cursor | None):
+    if cursor is not None and cursor.id is not None and cursor.depth is None:
+        depth = await store.cursor_depth(c, conv.id, cursor.id)
+        if depth is None:
+            raise BadRequest("Invalid cursor", code="invalid_cursor")
+        cursor = cur.Cursor(cursor.ms, cursor.id, depth)
     rows, older = await store.history_page(c, conv.id, cursor)
     fb = await store.feedback_for(c, user_id, [r.id for r in rows if r.role == "assistant"])
     messages = [message_out(r, conv.agent_id, fb.get(r.id)) for r in rows]
-    nxt = cur.emit(rows[0].created_at, rows[0].id, older.created_at) if older is not None else None
+    nxt = None
+    if older is not None:
+        nxt = cur.emit(rows[0].created_at, rows[0].depth, rows[0].id, older.created_at)
     return messages, nxt
 
 

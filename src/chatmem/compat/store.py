@@ -80,20 +80,28 @@ async def agent_conversation(c: AsyncConnection, user_id: str, agent_id: str, co
     return row
 
 
+async def cursor_depth(c: AsyncConnection, conv_id: str, mid: str) -> int | None:
+    q = select(M.depth).where(M.id == mid, M.conversation_id == conv_id)
+    return (await c.execute(q)).scalar()
+
+
 async def history_page(c: AsyncConnection, conv_id: str, cursor: Cursor | None,
                        limit: int = PAGE_SIZE) -> tuple[list, object | None]:
-    """Up to ``limit`` listed messages older than ``cursor``, oldest → newest, plus the next older
-    row (or None) so the caller can tell whether more exist and whether the boundary ms is shared.
-    Messages still streaming are not listed."""
+    """Up to ``limit`` listed messages older than ``cursor`` in (created_at, depth, id) order,
+    oldest → newest, plus the next older row (or None) so the caller can tell whether more exist
+    and whether the boundary millisecond is shared. Messages still streaming are not listed."""
     q = select(t.messages).where(M.conversation_id == conv_id, M.status != "streaming",
                                  M.role.in_(LISTED_ROLES))
     if cursor is not None:
         if cursor.id is None:
             q = q.where(M.created_at < cursor.ms)
         else:
-            q = q.where(or_(M.created_at < cursor.ms,
-                            and_(M.created_at == cursor.ms, M.id < cursor.id)))
-    rows = (await c.execute(q.order_by(M.created_at.desc(), M.id.desc()).limit(limit + 1))).all()
+            q = q.where(or_(
+                M.created_at < cursor.ms,
+                and_(M.created_at == cursor.ms, M.depth < cursor.depth),
+                and_(M.created_at == cursor.ms, M.depth == cursor.depth, M.id < cursor.id)))
+    q = q.order_by(M.created_at.desc(), M.depth.desc(), M.id.desc()).limit(limit + 1)
+    rows = (await c.execute(q)).all()
     older = rows[limit] if len(rows) > limit else None
     page = rows[:limit]
     page.reverse()
