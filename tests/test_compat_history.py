@@ -229,3 +229,27 @@ async def test_get_or_create_race_inside_open_transactions(app, new_user):
         assert not task.done()
     assert await task == first
     assert await count_rows(app, t.conversations, agent_id=aid) == 1
+
+
+async def test_agent_from_the_agents_api_and_summary_from_compaction(app, new_user):
+    """An agent made through /api/agents works here; ``summary`` is conversations.summary (the
+    rendered summary compaction writes) — the compat layer never writes a second summary."""
+    a = await new_user()
+    r = await a.client.post("/api/agents", json={"name": "Mo", "handle": "mo",
+                                                 "opening_message": "早上好"})
+    assert r.status_code == 201, r.text
+    aid = r.json()["id"]
+    conv = data_of(await a.client.get(f"/rpc/chat/inbox/{aid}/conversation"),
+                   AgentConversationResponse)
+    assert (conv.title, conv.openingMessage, conv.summary) == ("Mo", "早上好", None)
+    async with db_of(app).write() as c:
+        await c.execute(t.conversations.update().where(t.conversations.c.id == conv.conversationId)
+                        .values(summary="用户喜欢猫。"))
+    again = data_of(await a.client.get(f"/rpc/chat/inbox/{aid}/conversation"),
+                    AgentConversationResponse)
+    assert again.summary == "用户喜欢猫。"
+    # Deleting the agent through the agents API takes its conversation along; it is then gone here.
+    assert (await a.client.delete(f"/api/agents/{aid}")).status_code == 204
+    error_of(await a.client.get(f"/rpc/chat/inbox/{aid}/conversation"), 404,
+             "Agent is not available")
+    assert await count_rows(app, t.conversations, agent_id=aid) == 0

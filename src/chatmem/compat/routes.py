@@ -13,15 +13,26 @@ from ..auth.deps import current_user, get_runtime
 from ..auth.models import Principal
 from ..runtime import Runtime
 from . import chat, envelope, memories, service
-from .contracts import InboxChatRequest, MessageFeedbackRequest, UpdateAgentMemoryRequest
+from .contracts import (AgentConversationMessagesPage, AgentConversationResponse, AgentMemory,
+                        AgentMemoryList, Failure, InboxChatRequest, MessageFeedbackRequest,
+                        MessageFeedbackResponse, Success, SuccessResult, UpdateAgentMemoryRequest)
 
 router = APIRouter(prefix="/rpc", tags=["seed-000"], route_class=envelope.EnvelopeRoute)
 
 
 STREAM_HEADERS = {"cache-control": "no-cache, no-transform", "x-accel-buffering": "no"}
+FAILURES = {status: {"model": Failure} for status in (400, 401, 404, 405, 409, 413, 422, 429, 500)}
 
 
-@router.post("/chat/inbox")
+def documented(model=None) -> dict:
+    """OpenAPI: the success envelope around ``model`` and the failure envelope for every status."""
+    responses: dict = dict(FAILURES)
+    if model is not None:
+        responses[200] = {"model": Success[model]}
+    return {"responses": responses}
+
+
+@router.post("/chat/inbox", responses={**FAILURES, 200: {"content": {"text/plain": {}}}})
 async def inbox_chat(body: InboxChatRequest, request: Request,
                      p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
     turn = await chat.start(rt, p, body)
@@ -30,39 +41,40 @@ async def inbox_chat(body: InboxChatRequest, request: Request,
                                       "x-request-id": envelope.request_id(request)})
 
 
-@router.get("/chat/inbox/{agentId}/conversation")
+@router.get("/chat/inbox/{agentId}/conversation", **documented(AgentConversationResponse))
 async def inbox_conversation(agentId: str, request: Request, p: Principal = Depends(current_user),
                              rt: Runtime = Depends(get_runtime)):
     return envelope.ok(request, await service.conversation(rt.db, p, agentId))
 
 
-@router.get("/chat/inbox/{agentId}/messages")
+@router.get("/chat/inbox/{agentId}/messages", **documented(AgentConversationMessagesPage))
 async def inbox_messages(agentId: str, request: Request, cursor: str | None = None,
                          p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
     return envelope.ok(request, await service.messages(rt.db, p, agentId, cursor))
 
 
-@router.post("/chat/inbox/{agentId}/messages/{messageId}/feedback")
+@router.post("/chat/inbox/{agentId}/messages/{messageId}/feedback",
+             **documented(MessageFeedbackResponse))
 async def inbox_feedback(agentId: str, messageId: str, body: MessageFeedbackRequest,
                          request: Request, p: Principal = Depends(current_user),
                          rt: Runtime = Depends(get_runtime)):
     return envelope.ok(request, await service.give_feedback(rt.db, p, agentId, messageId, body))
 
 
-@router.get("/agent/my/{agentId}/memories")
+@router.get("/agent/my/{agentId}/memories", **documented(AgentMemoryList))
 async def agent_memories(agentId: str, request: Request, p: Principal = Depends(current_user),
                          rt: Runtime = Depends(get_runtime)):
     return envelope.ok(request, await memories.list_memories(rt.db, p, agentId))
 
 
-@router.patch("/agent/my/{agentId}/memories/{memoryId}")
+@router.patch("/agent/my/{agentId}/memories/{memoryId}", **documented(AgentMemory))
 async def agent_memory_update(agentId: str, memoryId: str, body: UpdateAgentMemoryRequest,
                               request: Request, p: Principal = Depends(current_user),
                               rt: Runtime = Depends(get_runtime)):
     return envelope.ok(request, await memories.update_memory(rt.db, p, agentId, memoryId, body))
 
 
-@router.delete("/agent/my/{agentId}/memories/{memoryId}")
+@router.delete("/agent/my/{agentId}/memories/{memoryId}", **documented(SuccessResult))
 async def agent_memory_delete(agentId: str, memoryId: str, request: Request,
                               p: Principal = Depends(current_user),
                               rt: Runtime = Depends(get_runtime)):

@@ -8,7 +8,7 @@ race-free by an insert that does nothing on the partial unique index and a read-
 
 from __future__ import annotations
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -153,8 +153,3 @@ async def set_agent_preview(c: AsyncConnection, agent_id: str, text: str, at: in
         or_(A.last_assistant_message_at.is_(None), A.last_assistant_message_at <= at),
     ).values(last_assistant_message=text, last_assistant_message_at=at))
 
-
-async def count_conversations(c: AsyncConnection, user_id: str, agent_id: str) -> int:
-    q = select(func.count()).select_from(t.conversations).where(C.user_id == user_id,
-                                                                C.agent_id == agent_id)
-    return (await c.execute(q)).scalar_one()
