@@ -405,6 +405,10 @@ memories = Table(
     Index("idx_memories_user_status", "user_id", "status"),
     Index("idx_memories_user_slot", "user_id", "slot"),
     Index("idx_memories_user_agent_status", "user_id", "agent_id", "status"),
+    # + injection reads the top rows of a status in (importance, updated_at) order, and the
+    #   constraints separately, without sorting a user's whole memory (migration 0003)
+    Index("idx_memories_inject", "user_id", "status", "importance", "updated_at"),
+    Index("idx_memories_user_type_status", "user_id", "memory_type", "status"),
 )
 
 memory_events = Table(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import and_, case, or_, select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
@@ -21,6 +21,9 @@ from . import policy as pol
 from . import store
 
 MEM = t.memories.c
+#: What ranking and rendering need (no JSON columns to decode).
+COLS = (MEM.id, MEM.agent_id, MEM.memory_text, MEM.memory_type, MEM.slot, MEM.status,
+        MEM.importance, MEM.confidence, MEM.updated_at)
 CONSTRAINT_TYPES = ("constraint", "边界")
 MAX_LINE_CHARS = 500  # seed 000's memory cap
 
@@ -48,9 +51,9 @@ def _bigrams(s: str) -> set[str]:
     return {cjk[i : i + 2] for i in range(len(cjk) - 1)}
 
 
-def cjk_overlap(query: str, text: str) -> float:
+def cjk_overlap(query: str | set[str], text: str) -> float:
     """Character-bigram overlap for Chinese (FTS tokenises a CJK run as one word)."""
-    q = _bigrams(query)
+    q = _bigrams(query) if isinstance(query, str) else query
     if not q:
         return 0.0
     return len(q & _bigrams(text)) / len(q)
@@ -68,8 +71,11 @@ def render_line(row, *, agent: bool) -> str:
 def rank(rows, relevance: dict[str, float], query: str, now: int, *, agent: bool) -> list[Ranked]:
     """Order rows: constraints/boundaries first, then by the weighted score (pure)."""
     out = []
+    qgrams = _bigrams(query)
     for r in rows:
-        rel = max(relevance.get(r.id, 0.0), cjk_overlap(query, r.memory_text))
+        rel = relevance.get(r.id, 0.0)
+        if qgrams:
+            rel = max(rel, cjk_overlap(qgrams, r.memory_text))
         age = max(0, now - int(r.updated_at or 0))
         recency = 0.5 ** (age / RECENCY_HALF_LIFE_MS)
         score = (W_IMPORTANCE * (int(r.importance) - 1) / 4 + W_RELEVANCE * rel
@@ -108,25 +114,36 @@ def _prefer_agent_scope(rows, agent_id: str | None):
 
 
 async def candidates(c: AsyncConnection, user_id: str, agent_id: str | None, query: str, now: int,
-                     *, static_limit: int = 200, fts_limit: int = 50) -> tuple[list, dict[str, float]]:
-    """Injectable rows (bounded) and their full-text relevance to ``query``."""
+                     *, per_status: int = 60, constraint_limit: int = 30,
+                     fts_limit: int = 30) -> tuple[list, dict[str, float]]:
+    """Injectable rows (bounded) and their full-text relevance to ``query``.
+
+    Three index range reads (``idx_memories_inject`` per status in importance/recency order, and
+    ``idx_memories_user_type_status`` for constraints) plus the best full-text matches: the work
+    does not grow with the number of memories a user has.
+    """
     scope = MEM.agent_id.is_(None) if agent_id is None else or_(MEM.agent_id.is_(None),
                                                                  MEM.agent_id == agent_id)
     valid = and_(or_(MEM.valid_from.is_(None), MEM.valid_from <= now),
                  or_(MEM.valid_until.is_(None), MEM.valid_until > now))
     base = and_(MEM.user_id == user_id, MEM.status.in_(sorted(pol.INJECTABLE)), scope, valid)
-    is_constraint = case((MEM.memory_type.in_(CONSTRAINT_TYPES), 1), else_=0)
-    q = (select(t.memories).where(base)
-         .order_by(is_constraint.desc(), MEM.importance.desc(), MEM.confidence.desc(),
-                   MEM.updated_at.desc(), MEM.id).limit(static_limit))
-    rows = list((await c.execute(q)).all())
+    found: dict = {}
+    for status in (pol.ACTIVE, pol.QUERY_DEPENDENT):
+        q = (select(*COLS).where(MEM.user_id == user_id, MEM.status == status, scope, valid)
+             .order_by(MEM.importance.desc(), MEM.updated_at.desc()).limit(per_status))
+        for r in (await c.execute(q)).all():
+            found[r.id] = r
+    q = (select(*COLS).where(base, MEM.memory_type.in_(CONSTRAINT_TYPES))
+         .order_by(MEM.importance.desc(), MEM.updated_at.desc()).limit(constraint_limit))
+    for r in (await c.execute(q)).all():
+        found[r.id] = r
     rel = await store.fts_scores(c, user_id, query, agent_id=agent_id, statuses=pol.INJECTABLE,
                                  limit=fts_limit)
-    have = {r.id for r in rows}
-    missing = [i for i in rel if i not in have]
+    missing = [i for i in rel if i not in found]
     if missing:
-        rows += (await c.execute(select(t.memories).where(base, MEM.id.in_(missing)))).all()
-    return _prefer_agent_scope(rows, agent_id), rel
+        for r in (await c.execute(select(*COLS).where(base, MEM.id.in_(missing)))).all():
+            found[r.id] = r
+    return _prefer_agent_scope(list(found.values()), agent_id), rel
 
 
 async def select_for_context(c: AsyncConnection, *, user_id: str, agent_id: str | None, query: str,

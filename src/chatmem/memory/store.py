@@ -116,11 +116,16 @@ async def fts_scores(c: AsyncConnection, user_id: str, query: str, *, agent_id: 
     else:
         joiner = " & " if match_all else " | "
         params["q"] = joiner.join(toks)
+        # The GIN index finds the matches; ts_rank (which re-parses the text) runs only on the
+        # most important/recent few hundred of them, so a user with many matches costs the same.
+        params["pool"] = max(200, 4 * limit)
         sql = text(
-            "SELECT m.id AS id, ts_rank(to_tsvector('simple', m.memory_text), "
-            "to_tsquery('simple', :q)) AS score FROM memories m "
+            "SELECT s.id AS id, ts_rank(to_tsvector('simple', s.memory_text), "
+            "to_tsquery('simple', :q)) AS score FROM ("
+            "SELECT m.id, m.memory_text FROM memories m "
             "WHERE to_tsvector('simple', m.memory_text) @@ to_tsquery('simple', :q) "
             f"AND m.user_id = :u AND m.status IN ({st_sql}) AND {scope} "
+            "ORDER BY m.importance DESC, m.updated_at DESC LIMIT :pool) s "
             "ORDER BY score DESC LIMIT :lim")
         rows = (await c.execute(sql, params)).all()
         raw = {r.id: float(r.score) for r in rows}
