@@ -444,7 +444,7 @@ async def test_sweeper_ends_orphaned_turns_and_prunes(db_url):
         ended = await Sweeper(rt).sweep_once()
         assert ended == [dead.id]
         tail = await follower
-        assert [e["type"] for e in tail] == ["text_delta", "error"]
+        assert [e["type"] for e in tail] == ["text_delta", "error"], tail
         assert tail[-1]["data"]["code"] == "generation_interrupted"
         msg = (await c.get(f"/api/conversations/{cid}/messages/{dead.id}")).json()
         assert msg["status"] == "error" and msg["error"] == "generation_interrupted"
@@ -453,6 +453,7 @@ async def test_sweeper_ends_orphaned_turns_and_prunes(db_url):
         assert await Sweeper(rt).sweep_once() == []
         # retention 0: the finished logs are pruned → a resume gets snapshot + done / error
         await asyncio.sleep(0.01)
+        assert await Sweeper(rt).prune_once() > 0
         assert await count(rt.db, t.stream_events) == 0
         events = await stream(c, cid, done_mid, after=3)
         assert [e["type"] for e in events] == ["snapshot", "done"]
@@ -543,3 +544,36 @@ async def test_before_turn_hook_and_python_api(db_url):
         events = [e async for e in gen.follow(rt, asst_mid)]
         assert events[-1]["type"] == "done" and seen == [(c.user_id, cid, user_mid)]
         assert [e async for e in gen.follow(rt, asst_mid, events[-1]["seq"])] == []
+
+
+async def test_resume_after_a_crash_when_the_client_saw_unsaved_events(db_url):
+    """Events a dead process streamed but never flushed share numbers with the sweeper's closing
+    event; a client resuming from any of them gets the saved message and the error, never a hang."""
+    async with running_app(db_url, sweep_interval_s=3600) as application, \
+            client_for(application) as c:
+        rt = application.state.runtime
+        cid = await new_conv(c)
+        from chatmem.conversations import store
+        async with rt.db.write() as cx:
+            conv = (await cx.execute(select(t.conversations).where(t.conversations.c.id == cid))).one()
+            q = await store.insert_message(cx, conv, parent_id=None, role="user",
+                                           blocks=[{"kind": "text", "text": "q"}], user_id=c.user_id)
+            dead = await store.insert_message(cx, conv, parent_id=q.id, role="assistant",
+                                              blocks=[{"kind": "text", "text": "saved"}],
+                                              user_id=c.user_id, status="streaming")
+            await cx.execute(insert(t.stream_events), [
+                {"message_id": dead.id, "seq": 1, "type": "message_start", "data": {},
+                 "created_at": now_ms()},
+                {"message_id": dead.id, "seq": 2, "type": "text_delta", "data": {"text": "saved"},
+                 "created_at": now_ms()}])
+        assert await Sweeper(rt).sweep_once() == [dead.id]
+        full = await stream(c, cid, dead.id)
+        assert [e["type"] for e in full] == ["message_start", "text_delta", "error"]
+        assert full[-1]["data"]["recovered"] is True
+        # the client had seen unsaved deltas 3, 4 and 5 from the dead process
+        for after in (3, 4, 5):
+            tail = await stream(c, cid, dead.id, after=after)
+            assert [e["type"] for e in tail] == ["snapshot", "error"]
+            assert tail[0]["data"]["message"]["text"] == "saved"
+            assert tail[1]["data"]["code"] == "generation_interrupted"
+        assert [e["type"] for e in await stream(c, cid, dead.id, after=2)] == ["error"]

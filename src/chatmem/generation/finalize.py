@@ -55,17 +55,18 @@ async def end_orphan(c: AsyncConnection, message_id: str, *, stopped: bool) -> d
     """End a streaming row whose turn is not running anywhere, keeping the flushed partial text.
 
     ``stopped`` (the user asked to stop it) ends it as complete/stopped; otherwise it becomes
-    error/generation_interrupted.
+    error/generation_interrupted. The closing event is marked ``recovered``: its seq may equal one
+    a client saw from the dead process, so follow() answers such a client with a snapshot.
     """
     if stopped:
         return await end_message(c, message_id, values={"status": "complete",
                                                         "stop_reason": "stopped"},
                                  events=[], terminal="done",
-                                 terminal_data={"stop_reason": "stopped"})
+                                 terminal_data={"stop_reason": "stopped", "recovered": True})
     return await end_message(
         c, message_id,
         values={"status": "error", "stop_reason": "error", "error": "generation_interrupted"},
         events=[], terminal="error",
-        terminal_data={"code": "generation_interrupted",
+        terminal_data={"code": "generation_interrupted", "recovered": True,
                        "message": "the process generating this answer stopped before it "
                                   "finished; the text up to its last save is kept"})

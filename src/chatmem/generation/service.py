@@ -12,8 +12,9 @@ Public API (used by the routes here and by the seed-000 compat layer):
   assistant sibling under the user message (of ``message_id``, default: the active leaf).
 - ``follow(rt, message_id, after_seq=0)`` → async iterator of ``{"seq", "type", "data"}``: replays
   the log after ``after_seq`` and follows it live (from memory when this process runs the turn,
-  else by polling the database), ending after ``done`` or ``error``. Pruned logs yield ``snapshot``
-  then ``done``/``error`` (seq None). The caller must check ownership first (``check_message``).
+  else by polling the database), ending after ``done`` or ``error``. Pruned logs, and a client
+  that saw events a crashed process never saved, get ``snapshot`` then ``done``/``error`` (seq
+  None). The caller must check ownership first (``check_message``).
 - ``await stop(rt, principal, conv_id, message_id=None)`` → ``{"stopped": [...], "messages": [...]}``.
 """
 
@@ -196,8 +197,10 @@ async def _snapshot_end(rt, message_id: str) -> list[dict]:
         msg = await message_public(c, row)
     out = [{"seq": None, "type": "snapshot", "data": {"message": msg}}]
     if row.status == "error":
+        block = next((b for b in row.blocks or () if b.get("kind") == "error"), {})
+        code = block.get("code") or row.error or "error"
         out.append({"seq": None, "type": "error",
-                    "data": {"code": row.error or "error", "message": row.error or "error"}})
+                    "data": {"code": code, "message": block.get("text") or row.error or code}})
     else:
         out.append({"seq": None, "type": "done",
                     "data": {"stop_reason": row.stop_reason, "message": msg}})
@@ -246,7 +249,14 @@ async def follow_batches(rt, message_id: str, after_seq: int = 0) -> AsyncIterat
             async with rt.db.read() as c:
                 _, hi = await ev.bounds(c, message_id)
                 last = await ev.read_after(c, message_id, (hi or 1) - 1, 1)
-            if not (last and last[0]["type"] in TERMINAL):
+            recovered = bool(last and last[0]["type"] in TERMINAL
+                             and (last[0]["data"] or {}).get("recovered"))
+            if (hi or 0) < seq or (recovered and (hi or 0) <= seq):
+                # the client may have seen events a crashed process never saved (numbered like
+                # the ones the sweeper wrote after them): give it the saved message and the
+                # closing event, without sequence numbers
+                yield await _snapshot_end(rt, message_id)
+            elif not (last and last[0]["type"] in TERMINAL):
                 # finished without a closing event (a log-mode message): close cleanly
                 yield (await _snapshot_end(rt, message_id))[1:]
             return

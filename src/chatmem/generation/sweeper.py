@@ -53,6 +53,9 @@ class Sweeper:
         while True:
             try:
                 await self.sweep_once()
+                self._runs += 1
+                if self._runs % 12 == 1:
+                    await self.prune_once()
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -80,8 +83,9 @@ class Sweeper:
                     ended.append(mid)
         if ended:
             log.warning("ended %d interrupted turn(s): %s", len(ended), ", ".join(ended))
-        self._runs += 1
-        if self._runs % 12 == 1:
-            async with rt.db.write() as c:
-                await ev.prune(c, now_ms() - rt.settings.event_retention_s * 1000)
         return ended
+
+    async def prune_once(self) -> int:
+        """Delete the event logs of finished turns older than ``event_retention_s``."""
+        async with self.rt.db.write() as c:
+            return await ev.prune(c, now_ms() - self.rt.settings.event_retention_s * 1000)
