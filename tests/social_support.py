@@ -24,7 +24,8 @@ async def new_conv(user, title: str = "Chat") -> str:
 async def insert_chain(app, conv_id: str, rows: list[dict], *, parent: str | None = "leaf",
                        move_leaf: bool = True) -> list[str]:
     """Insert messages as a chain under ``parent`` ("leaf" = the active leaf). Each row: role,
-    text or blocks, and any other message column."""
+    text or blocks, and any other message column. Streaming rows get a live generation lease so
+    the sweeper leaves them streaming."""
     async with db_of(app).write() as c:
         conv = (await c.execute(select(t.conversations)
                                 .where(t.conversations.c.id == conv_id))).one()
@@ -46,6 +47,10 @@ async def insert_chain(app, conv_id: str, rows: list[dict], *, parent: str | Non
                           created_at=base + i, user_id=conv.user_id, depth=depth)
             values.update(r)
             await c.execute(insert(t.messages).values(**values))
+            if values["status"] == "streaming":  # a live lease keeps the sweeper off the turn
+                await c.execute(insert(t.conversation_generation_leases).values(
+                    conversation_id=conv_id, branch_key=mid, principal_id=conv.user_id,
+                    owner_token=f"{mid}:test", expires_at=base + 86_400_000))
             ids.append(mid)
             parent, depth = mid, depth + 1
         if move_leaf and ids:

@@ -33,6 +33,7 @@ FEATURES = [
     "chatmem.compat.routes",
     "chatmem.memory.routes",
     "chatmem.sharing.routes",
+    "chatmem.feedback.routes",
     "chatmem.web.routes",
 ]
 
