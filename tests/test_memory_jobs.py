@@ -236,3 +236,69 @@ async def test_worker_runs_the_enqueued_job(app, new_user):
         await asyncio.sleep(0.05)
     assert st == "done"
     assert [m["value"] for m in await _mems(a)] == ["Lisbon"]
+
+
+class ScriptedProvider:
+    """A providers/base.py Provider answering every call with the next scripted text."""
+
+    name = "scripted"
+
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.prompts = []
+
+    async def stream(self, model, messages, *, max_tokens):
+        from chatmem.providers.base import Finish, TextDelta
+
+        self.prompts.append(messages)
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        yield TextDelta(answer)
+        yield Finish()
+
+
+async def test_llm_extractor_runs_in_the_job_for_a_real_model(db_url):
+    import json
+
+    import httpx
+
+    from chatmem.app import create_app
+    from chatmem.auth import service as auth_service
+    from chatmem.generation.state import get_state
+    from chatmem.providers.base import ProviderError
+    from tests.conftest import make_settings
+
+    settings = make_settings(db_url, models=[{"id": "llm-1", "provider": "scripted"}],
+                             default_model="demo", run_worker=False)
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        rt = application.state.runtime
+        good = json.dumps({"memories": [
+            {"memory_text": "Lives in Berlin", "memory_type": "location", "slot": "home_location",
+             "value": "Berlin", "importance": 4, "confidence": 0.9, "status": "ACTIVE", "source": "m1"},
+            {"memory_text": "The assistant is called Bot", "memory_type": "identity", "source": "m2"},
+            {"memory_text": "Likes rain", "memory_type": "preference", "source": "m1", "same_as": 7}]})
+        provider = ScriptedProvider([good, ProviderError("down")])
+        get_state(rt).registry.register("scripted", provider)
+        user, key = await auth_service.create_user(rt.db, "llm@example.com")
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=application),
+                                     base_url="http://test",
+                                     headers={"Authorization": f"Bearer {key}"}) as client:
+            class U:
+                pass
+            a = U()
+            a.client, a.id = client, user["id"]
+            cid = await _conv(a, model="llm-1")
+            await _say(a, cid, "We finally moved to Berlin!")
+            await _say(a, cid, "Congratulations! I'm Bot.", "assistant")
+            rep = await run_extraction(rt, cid, a.id)
+            assert rep["outcomes"] == ["created"] and rep["rejected"] == 2
+            [m] = await _mems(a)
+            assert (m["slot"], m["value"], m["origin"]) == ("home_location", "Berlin", "extracted")
+            assert "m1 user: We finally moved to Berlin!" in provider.prompts[0][1].content
+            # the model fails next time: the rule extractor still runs
+            await _say(a, cid, "I love hiking.")
+            rep = await run_extraction(rt, cid, a.id)
+            assert rep["outcomes"] == ["created"]
+            assert {x["memory_text"] for x in await _mems(a)} == {"Lives in Berlin", "Loves hiking"}
