@@ -4,21 +4,21 @@ A running turn owns a ``LiveLog``: every event gets the next sequence number (fr
 subscribers in this process at once; the turn flushes new events (with the partial message) to the
 database at least every ``flush_interval_ms``, so a reader on another replica, or after a restart,
 sees them. The store functions below read and write the durable side; ``follow`` in service.py
-stitches the two together.
+stitches the two together (a replica that is not running the turn polls the log every
+``follow_poll_ms``).
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from sqlalchemy import and_, delete, func, insert, select, text
+from sqlalchemy import and_, delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
 from ..db.clock import now_ms
 
 E = t.stream_events.c
-NOTIFY_CHANNEL = "chatmem_events"
 
 
 class LiveLog:
@@ -75,9 +75,6 @@ async def insert_events(c: AsyncConnection, message_id: str, events: list[dict])
     await c.execute(insert(t.stream_events), [
         {"message_id": message_id, "seq": e["seq"], "type": e["type"], "data": e["data"],
          "created_at": now} for e in events])
-    if c.dialect.name == "postgresql":
-        await c.execute(text("SELECT pg_notify(:ch, :mid)"),
-                        {"ch": NOTIFY_CHANNEL, "mid": message_id})
 
 
 async def read_after(c: AsyncConnection, message_id: str, after: int, limit: int = 200) -> list[dict]:
