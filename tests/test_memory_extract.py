@@ -192,3 +192,13 @@ async def test_llm_extractor_skips_the_call_without_user_text():
     p = FakeProvider(_answer([]))
     res = await LLMExtractor(p, MODEL).extract(ExtractionInput([MSGS[1]]))
     assert res.candidates == [] and p.calls == []
+
+
+@pytest.mark.parametrize("text,slot", [
+    ("My favourite colour is green.", "favorite_color"), ("My favorite color is blue.", "favorite_color"),
+    ("My wife's name is Anna.", "wife_name"), ("我女儿叫朵朵。", "daughter_name"),
+    ("我老婆叫小红。", "wife_name"), ("我最喜欢的水果是芒果。", "favorite_水果"),
+])
+def test_slots_are_stable_keys(text, slot):
+    [c] = rule_candidates(SourceMessage("m1", "user", text, 1))
+    assert c.slot == slot

@@ -153,8 +153,8 @@ def match_sentence(sentence: str, *, lang: str | None = None) -> list[tuple[pt.P
 def _candidate(p: pt.Pattern, g: dict, msg: SourceMessage, *, agent: bool, now: int,
                origin: str = "extracted") -> Candidate:
     k = g.get("k", "")
-    if p.lang == "zh" and k in pt._ZREL and "{k}_name" == p.slot:
-        slot = f"{pt._ZREL[k]}_name"
+    if p.lang == "zh" and p.slot == "{k}_name" and k in pt.ZH_RELATIONS:
+        slot = f"{pt.ZH_RELATIONS[k]}_name"
     else:
         slot = p.slot.replace("{k}", _slot_key(k)) if p.slot else ""
     text = p.template.format(v=g["v"], k=k.lower() if p.lang == "en" else k, t=g.get("t", ""))

@@ -183,10 +183,10 @@ EN: tuple[Pattern, ...] = (
             "education", "identity", "Studied at {v}", "I graduated from MIT.", "MIT"),
 )
 
-_ZREL = {"老婆": "wife", "妻子": "wife", "老公": "husband", "丈夫": "husband", "女朋友": "girlfriend",
+ZH_RELATIONS = {"老婆": "wife", "妻子": "wife", "老公": "husband", "丈夫": "husband", "女朋友": "girlfriend",
          "男朋友": "boyfriend", "儿子": "son", "女儿": "daughter", "哥哥": "brother", "弟弟": "brother",
          "姐姐": "sister", "妹妹": "sister", "妈妈": "mother", "爸爸": "father", "狗": "dog", "猫": "cat"}
-_ZRELS = "|".join(sorted(_ZREL, key=len, reverse=True))
+_ZH_RELATION_ALT = "|".join(sorted(ZH_RELATIONS, key=len, reverse=True))
 _QUESTION_ZH = ("什么", "谁", "哪", "几", "吗", "呢", "多少", "怎么")
 
 ZH: tuple[Pattern, ...] = (
@@ -237,7 +237,7 @@ ZH: tuple[Pattern, ...] = (
             "我的生日是5月3日。", "5月3日"),
     Pattern("zh_age", "zh", r"我(?:今年)?(?P<v>\d{1,3}|[一二三四五六七八九十]{1,3})岁", "age", "identity",
             "用户{v}岁", "我今年28岁。", "28"),
-    Pattern("zh_relation", "zh", rf"我(?:的)?(?P<k>{_ZRELS})(?:叫|的名字是|名叫)" + ZV, "{k}_name",
+    Pattern("zh_relation", "zh", rf"我(?:的)?(?P<k>{_ZH_RELATION_ALT})(?:叫|的名字是|名叫)" + ZV, "{k}_name",
             "identity", "用户的{k}叫{v}", "我女儿叫朵朵。", "朵朵"),
     Pattern("zh_have", "zh",
             r"我有(?P<v>(?:一|两|三|四|五|\d+)(?:个|只|条)(?:孩子|儿子|女儿|猫|狗|哥哥|姐姐|弟弟|妹妹))", "",
