@@ -34,6 +34,7 @@ FEATURES = [
     "chatmem.memory.routes",
     "chatmem.sharing.routes",
     "chatmem.feedback.routes",
+    "chatmem.search.routes",
     "chatmem.web.routes",
 ]
 

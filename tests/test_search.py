@@ -1,0 +1,127 @@
+"""Search on SQLite and PostgreSQL: titles and message text, limits, snippets, LIKE escaping,
+exclusions (archived, inline threads, workspace rows, other users) and bad queries."""
+
+from __future__ import annotations
+
+import pytest
+
+from chatmem.db import schema as t
+from chatmem.search import text as st
+
+from .social_support import assert_error, insert_chain, new_conv, set_columns
+
+
+async def _search(user, q: str) -> dict:
+    r = await user.client.get("/api/search", params={"q": q})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+async def test_titles_and_messages_with_snippets(app, new_user):
+    u = await new_user()
+    cid = await new_conv(u, "Lisbon TRIP ideas")
+    long = "x" * 100 + " we should visit the Trip planner tomorrow " + "y" * 100
+    q, a = await insert_chain(app, cid, [{"role": "user", "text": "plan my trip please"},
+                                         {"role": "assistant", "text": long}])
+    await insert_chain(app, cid, [{"role": "assistant", "blocks": [
+        {"kind": "thinking", "text": "secret trip thoughts"},
+        {"kind": "tool_output", "output": "trip tool"}, {"kind": "text", "text": "nothing"}]}])
+    other = await new_conv(u, "Groceries")
+    body = await _search(u, "  TRIP ")
+    assert body["query"] == "TRIP"
+    assert [c["id"] for c in body["conversations"]] == [cid]
+    assert body["conversations"][0]["title"] == "Lisbon TRIP ideas"
+    hits = body["messages"]
+    assert [h["id"] for h in hits] == [a, q]  # newest first; thinking/tool text is not searched
+    assert all(h["conversation_id"] == cid and h["conversation_title"] == "Lisbon TRIP ideas"
+               for h in hits)
+    snip = hits[0]["snippet"]
+    assert snip["text"].startswith("…") and snip["text"].endswith("…")
+    assert snip["text"][snip["match_start"]:snip["match_end"]] == "Trip"
+    assert len(snip["text"]) <= 2 * 60 + 4 + 2
+    assert hits[1]["snippet"] == {"text": "plan my trip please", "match_start": 8,
+                                  "match_end": 12}
+    assert (await _search(u, "grocer"))["conversations"][0]["id"] == other
+
+
+async def test_limits_and_order(app, new_user):
+    u = await new_user()
+    convs = []
+    for i in range(10):
+        cid = await new_conv(u, f"Alpha {i}")
+        await set_columns(app, t.conversations, cid, updated_at=1000 + i)
+        convs.append(cid)
+    ids = await insert_chain(app, convs[0], [{"role": "user", "text": f"needle {i}",
+                                              "created_at": 5000 + i} for i in range(45)])
+    body = await _search(u, "alpha")
+    assert [c["id"] for c in body["conversations"]] == convs[::-1][:8]
+    body = await _search(u, "needle")
+    assert [h["id"] for h in body["messages"]] == ids[::-1][:40]
+
+
+async def test_like_wildcards_are_literal(app, new_user):
+    u = await new_user()
+    cid = await new_conv(u)
+    pct, plain, under, other, slash = await insert_chain(app, cid, [
+        {"role": "user", "text": "save 50% today"},
+        {"role": "user", "text": "save 500 today"},
+        {"role": "user", "text": "call a_b now"},
+        {"role": "user", "text": "call axb now"},
+        {"role": "user", "text": r"path C:\temp\x"},
+    ])
+    assert [h["id"] for h in (await _search(u, "50%"))["messages"]] == [pct]
+    assert [h["id"] for h in (await _search(u, "a_b"))["messages"]] == [under]
+    assert [h["id"] for h in (await _search(u, r"C:\temp"))["messages"]] == [slash]
+    assert (await _search(u, "%%"))["messages"] == []
+    assert (await _search(u, "__"))["messages"] == []
+    assert {h["id"] for h in (await _search(u, "save"))["messages"]} == {pct, plain}
+    assert other not in {h["id"] for h in (await _search(u, "a_b"))["messages"]}
+
+
+async def test_exclusions_and_isolation(app, new_user):
+    u, v = await new_user(), await new_user()
+    visible = await new_conv(u, "zebra visible")
+    archived = await new_conv(u, "zebra archived")
+    inline = await new_conv(u, "zebra inline")
+    workspace = await new_conv(u, "zebra workspace")
+    theirs = await new_conv(v, "zebra theirs")
+    for cid in (visible, archived, inline, workspace):
+        await insert_chain(app, cid, [{"role": "user", "text": f"zebra in {cid}"}])
+    await insert_chain(app, theirs, [{"role": "user", "text": "zebra of v"}])
+    await set_columns(app, t.conversations, archived, archived=1)
+    await set_columns(app, t.conversations, inline, inline_source_conv=visible)
+    await set_columns(app, t.conversations, workspace, workspace_id="ws_1")
+    body = await _search(u, "zebra")
+    assert [c["id"] for c in body["conversations"]] == [visible]
+    assert [h["conversation_id"] for h in body["messages"]] == [visible]
+    body = await _search(v, "zebra")
+    assert [c["id"] for c in body["conversations"]] == [theirs]
+    assert [h["conversation_id"] for h in body["messages"]] == [theirs]
+    assert "zebra in" not in str(body)
+
+
+async def test_bad_queries(app, new_user, anon):
+    u = await new_user()
+    for q in ("", " ", "a", "  b  "):
+        assert_error(await u.client.get("/api/search", params={"q": q}), 400, "query_too_short")
+    assert_error(await u.client.get("/api/search"), 400, "query_too_short")
+    assert_error(await u.client.get("/api/search", params={"q": "x" * 201}), 422)
+    assert_error(await anon.get("/api/search", params={"q": "hello"}), 401)
+    assert (await _search(u, "ab")) == {"query": "ab", "conversations": [], "messages": []}
+
+
+@pytest.mark.parametrize("q,pattern", [
+    ("abc", "%abc%"), ("50%", "%50\\%%"), ("a_b", "%a\\_b%"), ("c:\\d", "%c:\\\\d%"),
+])
+def test_like_pattern(q, pattern):
+    assert st.like_pattern(q) == pattern
+
+
+def test_snippet_edges():
+    assert st.snippet("Hello World", "world", radius=3) == {
+        "text": "…lo World", "match_start": 4, "match_end": 9}
+    assert st.snippet("a\n\n b  NEEDLE c", "needle") == {
+        "text": "a b NEEDLE c", "match_start": 4, "match_end": 10}
+    assert st.snippet("no hit here", "zz", radius=2) == {"text": "no h…", "match_start": -1,
+                                                         "match_end": -1}
+    assert st.clean_query(" ab ") == "ab" and st.clean_query(" a ") is None
