@@ -302,3 +302,22 @@ async def test_llm_extractor_runs_in_the_job_for_a_real_model(db_url):
             rep = await run_extraction(rt, cid, a.id)
             assert rep["outcomes"] == ["created"]
             assert {x["memory_text"] for x in await _mems(a)} == {"Lives in Berlin", "Loves hiking"}
+
+
+async def test_concurrent_runs_write_each_fact_once(app, new_user):
+    rt = app.state.runtime
+    a = await new_user()
+    cid = await _conv(a)
+    await _say(a, cid, "My name is Alice and I live in Paris.")
+    reps = await asyncio.gather(*(run_extraction(rt, cid, a.id) for _ in range(4)))
+    assert sum(len(r.get("outcomes", [])) for r in reps) == 2
+    mems = await _mems(a)
+    assert sorted(m["value"] for m in mems) == ["Alice", "Paris"]
+    assert await _n_events(app) == 2
+    # a chat "remember" racing an extraction of the same slot still leaves one ACTIVE row
+    await _say(a, cid, "I moved to Rome.")
+    p = await principal_for_key(rt.db, a.key)
+    m2 = await _say(a, cid, "Remember that I live in Oslo.")
+    await asyncio.gather(run_extraction(rt, cid, a.id), rt.extras["before_turn"](rt, p, cid, m2))
+    active = await _mems(a, slot="home_location", status="ACTIVE")
+    assert len([m for m in active if m["status"] == "ACTIVE"]) == 1

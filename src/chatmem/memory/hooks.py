@@ -87,8 +87,18 @@ def _extractor(rt, conv):
         return RuleExtractor()
 
 
-async def run_extraction(rt, conversation_id: str, user_id: str) -> dict:
-    """Process the conversation's unseen active-path messages; returns a small report."""
+async def run_extraction(rt, conversation_id: str, user_id: str, *, attempts: int = 3) -> dict:
+    """Process the conversation's unseen active-path messages; returns a small report. When another
+    run moved the cursor meanwhile, start again from the new cursor (idempotent either way)."""
+    rep: dict = {}
+    for _ in range(attempts):
+        rep = await _extract_once(rt, conversation_id, user_id)
+        if not rep.get("retry"):
+            break
+    return rep
+
+
+async def _extract_once(rt, conversation_id: str, user_id: str) -> dict:
     settings = rt.settings
     max_messages = getattr(settings, "memory_extract_max_messages", 50)
     async with rt.db.read() as c:
@@ -132,9 +142,12 @@ async def run_extraction(rt, conversation_id: str, user_id: str) -> dict:
         result_candidates, rejected = res.candidates[: inp.cap], res.rejected
     outcomes: list[str] = []
     async with rt.db.write() as c:
+        await store.lock_user_memory(c, user_id)
         current = (await c.execute(select(C.memory_cursor).where(C.id == conversation_id))).first()
-        if current is None or current.memory_cursor != old_cursor:
-            return {"skipped": "another extraction advanced the cursor"}
+        if current is None:
+            return {"skipped": "conversation not found"}
+        if current.memory_cursor != old_cursor:
+            return {"skipped": "another extraction advanced the cursor", "retry": True}
         # Consent is re-checked inside the write transaction, right before writing.
         if result_candidates and service.memory_allowed(settings,
                                                         await service.user_settings(c, user_id)):
@@ -156,7 +169,16 @@ async def extract_job(rt, payload: dict) -> None:
 # ── "remember …" / "forget …" before the turn ───────────────────────────────────────────────────
 
 async def before_turn(rt, principal, conv_id: str, user_message_id: str) -> dict:
-    """Handle a chat command in the just-written user message; returns what was done."""
+    """Handle a chat command in the just-written user message; returns what was done. Memory
+    never breaks a turn: a failure is logged and reported, and the turn goes on."""
+    try:
+        return await _before_turn(rt, principal, conv_id, user_message_id)
+    except Exception as e:
+        log.exception("memory: before_turn failed")
+        return {"remembered": [], "forgotten": [], "error": f"{type(e).__name__}: {e}"}
+
+
+async def _before_turn(rt, principal, conv_id: str, user_message_id: str) -> dict:
     done: dict = {"remembered": [], "forgotten": []}
     async with rt.db.read() as c:
         conv = (await c.execute(select(t.conversations).where(
@@ -174,6 +196,7 @@ async def before_turn(rt, principal, conv_id: str, user_message_id: str) -> dict
     kind, body = cmd
     now = now_ms()
     async with rt.db.write() as c:
+        await store.lock_user_memory(c, principal.id)
         if not service.memory_allowed(rt.settings, await service.user_settings(c, principal.id)):
             done["skipped"] = "memory is turned off"
             return done

@@ -138,6 +138,7 @@ async def add_candidate(c, user_id: str, agent_id: str | None, cand: pol.Candida
 async def create_memory(db: Database, settings, p: Principal, body: MemoryIn) -> dict:
     now = now_ms()
     async with db.write() as c:
+        await store.lock_user_memory(c, p.id)
         if not memory_allowed(settings, await user_settings(c, p.id)):
             raise Conflict("memory is turned off for this account", code="memory_disabled")
         if body.agent_id:
@@ -178,6 +179,7 @@ async def update_memory(db: Database, p: Principal, mid: str, changes: dict, *,
     reason = (changes.pop("reason", None) or "").strip()
     now = now_ms()
     async with db.write() as c:
+        await store.lock_user_memory(c, p.id)
         row = await _owned(c, p, mid, agent_id)
         old = store.to_mem(row)
         new_status = changes.get("status", old.status)
@@ -254,6 +256,7 @@ async def purge_memory(db: Database, p: Principal, mid: str, *, agent_id: str | 
     """Hard delete: the memory and its audit rows are gone; links to it are removed."""
     now = now_ms()
     async with db.write() as c:
+        await store.lock_user_memory(c, p.id)
         row = await _owned(c, p, mid, agent_id, deleted_ok=True)
         m = store.to_mem(row)
         changes = pol.plan_purge(await store.linked_rows(c, p.id, m), m)

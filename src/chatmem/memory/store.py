@@ -137,6 +137,15 @@ async def fts_scores(c: AsyncConnection, user_id: str, query: str, *, agent_id: 
     return {k: max(0.05, v / top) for k, v in raw.items()}
 
 
+async def lock_user_memory(c: AsyncConnection, user_id: str) -> None:
+    """Serialise memory writes of one user for this transaction. SQLite already has one writer;
+    on PostgreSQL a transaction-scoped advisory lock keeps two writers (the extraction job and a
+    "remember …" in chat, say) from both inserting an ACTIVE row for the same slot."""
+    if c.dialect.name == "postgresql":
+        await c.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
+                        {"k": f"chatmem:memory:{user_id}"})
+
+
 # ── reading a scope for the policy ──────────────────────────────────────────────────────────────
 
 async def related(c: AsyncConnection, user_id: str, agent_id: str | None, cand: pol.Candidate) -> list[pol.Mem]:
