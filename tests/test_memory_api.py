@@ -215,3 +215,23 @@ async def test_adding_is_refused_when_memory_is_off(app, new_user):
     assert r.status_code == 200, r.text
     r = await a.client.post("/api/me/memories", json={"memory_text": "x"})
     assert r.status_code == 409 and r.json()["error"]["code"] == "memory_disabled"
+
+
+async def test_conflict_with_a_user_memory_waits_for_the_user_to_resolve(app, new_user):
+    a = await new_user()
+    oslo = await _post(a, memory_text="Lives in Oslo", slot="home_location", value="Oslo")
+    cid = (await a.client.post("/api/conversations", json={})).json()["id"]
+    await a.client.post(f"/api/conversations/{cid}/messages",
+                        json={"content": "I live in Rome.", "generate": False})
+    await run_extraction(app.state.runtime, cid, a.id)
+    items = (await a.client.get("/api/me/memories", params={"slot": "home_location"})).json()["items"]
+    by_value = {m["value"]: m for m in items}
+    assert by_value["Oslo"]["status"] == "ACTIVE"  # the user's own memory is not overridden
+    rome = by_value["Rome"]
+    assert rome["status"] == "UNKNOWN_CURRENT" and rome["origin"] == "extracted"
+    r = await a.client.patch(f"/api/me/memories/{rome['id']}", json={"status": "ACTIVE"})
+    assert r.status_code == 200 and r.json()["status"] == "ACTIVE"
+    assert r.json()["supersedes"] == [oslo["id"]]
+    o = (await a.client.get(f"/api/me/memories/{oslo['id']}")).json()
+    assert o["status"] == "STALE" and o["superseded_by"] == [rome["id"]]
+    assert (await _events(app, rome["id"])) == ["conflict", "resolved"]
