@@ -41,7 +41,7 @@ async def _answer(app, user, **extra):
 
 async def test_rate_upsert_clear_and_mirror(app, new_user):
     u = await new_user()
-    cid, _, mid = await _answer(app, u, model_id="model-x")
+    cid, _, mid = await _answer(app, u, model_id="model-x", fast=1)
     await set_columns(app, t.conversations, cid, workspace_id="ws_1")
     url = f"/api/conversations/{cid}/messages/{mid}/feedback"
     assert (await u.client.get(url)).json() == {"message_id": mid, "feedback": None}
@@ -50,9 +50,10 @@ async def test_rate_upsert_clear_and_mirror(app, new_user):
                                                                          "outdated"],
                                        "comment": "old news"})
     assert r.status_code == 200, r.text
+    assert "model-x" not in r.text  # the real model of a fast-mode answer stays masked
     fb = r.json()["feedback"]
     assert fb["rating"] == "dislike" and fb["reasons"] == ["outdated", "unsafe"]
-    assert fb["comment"] == "old news" and fb["model_id"] == "model-x"
+    assert fb["comment"] == "old news" and "model_id" not in fb
     assert (await u.client.get(url)).json()["feedback"] == fb
     async with db_of(app).read() as c:
         row = (await c.execute(t.message_feedback.select())).one()

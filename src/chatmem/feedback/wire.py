@@ -44,10 +44,12 @@ class FeedbackIn(Input):
 
 
 def rating_out(row) -> dict | None:
+    """The caller's rating. ``model_id`` stays in the table for admins: a fast-mode answer's real
+    model is masked from users."""
     if row is None:
         return None
     return {"rating": row.rating, "reasons": list(row.reasons or []), "comment": row.comment,
-            "model_id": row.model_id, "created_at": row.created_at, "updated_at": row.updated_at}
+            "created_at": row.created_at, "updated_at": row.updated_at}
 
 
 class ReportIn(Input):
