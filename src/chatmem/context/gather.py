@@ -106,8 +106,13 @@ async def _chain_above(c: AsyncConnection, conv_id: str, start: str | None,
 
 
 async def read_tail(c: AsyncConnection, conv_id: str, start: str | None, blocks: list[dict], *,
-                    count=None, max_tokens: int | None = None, page: int = PAGE) -> Tail:
-    """Walk up from ``start`` until an intact summary chain, the root, or ``max_tokens`` read."""
+                    count=None, max_tokens: int | None = None, page: int = PAGE,
+                    keep_start: bool = False) -> Tail:
+    """Walk up from ``start`` until an intact summary chain, the root, or ``max_tokens`` read.
+
+    ``keep_start``: ``start`` itself is always returned, even when a summary ends at it (a turn
+    answering a message inside a summarised range still sees that message verbatim).
+    """
     index = sm.by_anchor(blocks or [])
     parent_of = await current_parents(c, sm.referenced_ids(blocks or []))
     rows: list[PathRow] = []
@@ -121,6 +126,8 @@ async def read_tail(c: AsyncConnection, conv_id: str, start: str | None, blocks:
             if r.id in index:
                 chain = sm.chain_ending_at(r.id, index, parent_of)
                 if chain:
+                    if keep_start and r.id == start:
+                        return Tail([r], chain, True)
                     rows.reverse()
                     return Tail(rows, chain, True)
             rows.append(r)

@@ -132,7 +132,7 @@ async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, block
     counter = counter_for(model.encoding)
     static = await _static_sections(c, settings, conv)
     tail = await gather.read_tail(c, conv.id, parent_id, blocks, count=counter.count,
-                                  max_tokens=pol.limit)
+                                  max_tokens=pol.limit, keep_start=True)
     history = _history(tail.rows)
     query = next((h.text for h in reversed(history) if h.role == "user"), "")
     mem, mem_error = await _memories(c, rt, principal, conv, query, budgets.memory_tokens,
