@@ -95,3 +95,22 @@ async def test_feedback_validation(app, new_user):
                                                       "reason": "other"})
     assert data_of(ok, MessageFeedbackResponse).feedback.note == "x" * 500
     assert await count_rows(app, t.message_feedback) == 1
+
+
+async def test_native_and_rpc_ratings_are_the_same_rows(app, new_user):
+    a = await new_user()
+    aid, cid, ids = await _setup(app, a)
+    data_of(await a.client.post(_url(aid, ids[1]), json={"rating": "negative",
+                                                         "reason": "too_cold", "note": "冷"}),
+            MessageFeedbackResponse)
+    native = (await a.client.get(f"/api/conversations/{cid}/messages/{ids[1]}/feedback")).json()
+    assert (native["feedback"]["rating"], native["feedback"]["reasons"],
+            native["feedback"]["comment"]) == ("dislike", ["too_cold"], "冷")
+    r = await a.client.post(f"/api/conversations/{cid}/messages/{ids[1]}/feedback",
+                            json={"feedback": "dislike", "reasons": ["outdated"], "comment": "旧"})
+    assert r.status_code == 200, r.text
+    hist = data_of(await a.client.get(f"/rpc/chat/inbox/{aid}/conversation"),
+                   AgentConversationResponse)
+    fb = next(m for m in hist.messages if m.id == ids[1]).feedback
+    assert (fb.rating, fb.reason, fb.note) == ("negative", "other", "旧")
+    assert await count_rows(app, t.message_feedback) == 1

@@ -2,8 +2,11 @@
 
 Each function is one use-case scoped to the calling Principal and returns a contract model.
 Status names map ``complete → completed`` and ``error → failed``; ``streaming`` rows are not listed.
-Ratings map ``positive ↔ like`` and ``negative ↔ dislike`` in ``message_feedback`` so the native API
-and admin views see the same rows.
+Ratings map ``positive ↔ like`` and ``negative ↔ dislike`` and are written by the feedback store (one
+writer of ``message_feedback`` and its ``messages.feedback`` mirror), so the native API and admin
+views see the same rows. A seed reason is stored as the one-element ``reasons`` list and ``note`` as
+``comment``; reading back, the first reason in the seed's enum is shown (a native-only reason reads
+as ``other``).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from ..auth.models import Principal
 from ..conversations import blocks as blk
 from ..db.engine import Database
 from ..errors import BadRequest
+from ..feedback import store as feedback_store
 from . import cursor as cur
 from . import store
 from .contracts import (FEEDBACK_REASONS, AgentConversationMessage, AgentConversationMessagesPage,
@@ -102,8 +106,8 @@ async def give_feedback(db: Database, p: Principal, agent_id: str, message_id: s
     """Upsert the caller's rating of one of their completed assistant messages of this agent."""
     async with db.write() as c:
         await store.owned_agent(c, p.id, agent_id)
-        msg = await store.feedback_target(c, p.id, agent_id, message_id)
-        row = await store.upsert_feedback(
-            c, p.id, msg, rating=RATING_IN[body.rating],
+        conv, msg = await store.feedback_target(c, p.id, agent_id, message_id)
+        row = await feedback_store.upsert_rating(
+            c, p.id, conv, msg, rating=RATING_IN[body.rating],
             reasons=[body.reason] if body.reason else [], comment=body.note or "")
     return MessageFeedbackResponse(messageId=msg.id, feedback=feedback_out(row))

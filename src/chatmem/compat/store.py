@@ -116,34 +116,17 @@ async def feedback_for(c: AsyncConnection, user_id: str, message_ids: list[str])
 
 
 async def feedback_target(c: AsyncConnection, user_id: str, agent_id: str, message_id: str):
-    """The caller's completed assistant message of this agent, else NotFound."""
+    """(conversation, message): the caller's completed assistant message of this agent, else
+    NotFound."""
     q = (select(t.messages)
          .select_from(t.messages.join(t.conversations, C.id == M.conversation_id))
          .where(M.id == message_id, M.agent_id == agent_id, M.role == "assistant",
                 M.status == "complete", C.user_id == user_id, C.agent_id == agent_id))
-    row = (await c.execute(q)).first()
-    if row is None:
+    msg = (await c.execute(q)).first()
+    if msg is None:
         raise NotFound("Message not found", code="message_not_found")
-    return row
-
-
-async def upsert_feedback(c: AsyncConnection, user_id: str, msg, *, rating: str,
-                          reasons: list[str], comment: str):
-    """One row per (message, user): insert, or update rating/reasons/comment in place."""
-    now = now_ms()
-    dialect = postgresql if c.dialect.name == "postgresql" else sqlite
-    ins = dialect.insert(t.message_feedback).values(
-        id=new_id("fb"), message_id=msg.id, conversation_id=msg.conversation_id, user_id=user_id,
-        model_id=msg.model_id, rating=rating, reasons=reasons, comment=comment, created_at=now,
-        updated_at=now)
-    ins = ins.on_conflict_do_update(
-        index_elements=["message_id", "user_id"],
-        set_={"rating": rating, "reasons": reasons, "comment": comment, "updated_at": now})
-    await c.execute(ins)
-    # The messages.feedback column is seed 001's legacy mirror of the owner's rating.
-    await c.execute(update(t.messages).where(M.id == msg.id).values(feedback=rating))
-    q = select(t.message_feedback).where(F.message_id == msg.id, F.user_id == user_id)
-    return (await c.execute(q)).one()
+    conv = (await c.execute(select(t.conversations).where(C.id == msg.conversation_id))).one()
+    return conv, msg
 
 
 async def set_agent_preview(c: AsyncConnection, agent_id: str, text: str, at: int) -> None:
