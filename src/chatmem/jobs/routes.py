@@ -11,16 +11,13 @@ from __future__ import annotations
 from typing import Literal
 
 from fastapi import APIRouter, Depends, Query
-from sqlalchemy import select
 
 from ..auth.deps import current_admin, get_runtime
 from ..auth.models import Principal
-from ..db import schema as t
 from ..runtime import Runtime
-from .worker import Worker
+from .worker import Worker, list_recent
 
 router = APIRouter(prefix="/api/admin/jobs", tags=["jobs"])
-J = t.jobs.c
 WORKER_KEY = "jobs.worker"
 
 
@@ -31,23 +28,9 @@ def install(rt: Runtime) -> None:
         rt.services.append(worker)
 
 
-def job_out(row) -> dict:
-    m = row._mapping
-    return {k: m[k] for k in ("id", "kind", "payload", "dedupe_key", "status", "run_after",
-                              "attempts", "max_attempts", "locked_by", "locked_until",
-                              "last_error", "created_at", "updated_at")}
-
-
 @router.get("")
 async def list_jobs(status: Literal["queued", "running", "done", "failed"] | None = None,
                     kind: str | None = Query(None, max_length=100),
                     limit: int = Query(50, ge=1, le=500),
                     _p: Principal = Depends(current_admin), rt: Runtime = Depends(get_runtime)):
-    q = select(t.jobs)
-    if status:
-        q = q.where(J.status == status)
-    if kind:
-        q = q.where(J.kind == kind)
-    async with rt.db.read() as c:
-        rows = (await c.execute(q.order_by(J.updated_at.desc(), J.id.desc()).limit(limit))).all()
-    return {"items": [job_out(r) for r in rows], "next_cursor": None}
+    return await list_recent(rt.db, status=status, kind=kind, limit=limit)

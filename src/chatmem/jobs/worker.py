@@ -129,6 +129,25 @@ async def reap(db, *, keep_done_ms: int) -> None:
         await c.execute(delete(t.jobs).where(J.status == "done", J.updated_at < now - keep_done_ms))
 
 
+def job_out(row) -> dict:
+    m = row._mapping
+    return {k: m[k] for k in ("id", "kind", "payload", "dedupe_key", "status", "run_after",
+                              "attempts", "max_attempts", "locked_by", "locked_until",
+                              "last_error", "created_at", "updated_at")}
+
+
+async def list_recent(db, *, status: str | None, kind: str | None, limit: int) -> dict:
+    """Newest-updated jobs first (the operators' view; failed ones keep ``last_error``)."""
+    q = select(t.jobs)
+    if status:
+        q = q.where(J.status == status)
+    if kind:
+        q = q.where(J.kind == kind)
+    async with db.read() as c:
+        rows = (await c.execute(q.order_by(J.updated_at.desc(), J.id.desc()).limit(limit))).all()
+    return {"items": [job_out(r) for r in rows], "next_cursor": None}
+
+
 class Worker:
     """Runs jobs in this process until stopped (a Runtime service)."""
 
