@@ -53,7 +53,8 @@ async def insert_agent(app, user_id: str, **kw) -> str:
 
 async def insert_messages(app, conv_id: str, rows: list[dict]) -> list[str]:
     """Insert messages as a parent chain (oldest first) with the given fields, and keep the
-    conversation's counters right. Each row: role, text, created_at, and optionally id, status."""
+    conversation's counters right. Each row: role, text, created_at, and optionally id, status
+    (a ``streaming`` row gets a live generation lease, so the sweeper leaves it alone)."""
     db = db_of(app)
     async with db.write() as c:
         conv = (await c.execute(select(t.conversations)
@@ -63,7 +64,7 @@ async def insert_messages(app, conv_id: str, rows: list[dict]) -> list[str]:
         if parent:
             depth = (await c.execute(select(t.messages.c.depth)
                                      .where(t.messages.c.id == parent))).scalar_one() + 1
-        values, ids = [], []
+        values, ids, leases = [], [], []
         for r in rows:
             mid = r.get("id") or new_id("msg")
             blocks = [{"kind": "text", "text": r["text"]}]
@@ -73,9 +74,15 @@ async def insert_messages(app, conv_id: str, rows: list[dict]) -> list[str]:
                 created_at=r["created_at"], user_id=conv.user_id, agent_id=conv.agent_id,
                 depth=depth))
             ids.append(mid)
+            if values[-1]["status"] == "streaming":  # a turn in flight holds a live lease
+                leases.append(dict(conversation_id=conv_id, branch_key=parent or "root",
+                                   principal_id=conv.user_id, owner_token=f"{mid}:test",
+                                   expires_at=now_ms() + 3_600_000))
             parent, depth = mid, depth + 1
         if values:
             await c.execute(insert(t.messages), values)
+            if leases:
+                await c.execute(insert(t.conversation_generation_leases), leases)
             await c.execute(update(t.conversations).where(t.conversations.c.id == conv_id).values(
                 message_count=t.conversations.c.message_count + len(values),
                 last_message_at=max(v["created_at"] for v in values), active_leaf_id=parent))
