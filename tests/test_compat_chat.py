@@ -320,3 +320,30 @@ async def test_concurrent_turns_keep_counters_right(db_url):
                 crow = (await cx.execute(select(t.conversations).where(
                     t.conversations.c.id == got.conversationId))).one()
             assert crow.last_message_at == max(m.createdAtMs for m in got.messages)
+
+
+async def test_turn_survives_the_client_leaving(db_url):
+    """The reply stream is only a view: abandoning it mid-answer neither stops the turn nor the
+    agent preview; the full answer is in the history afterwards."""
+    from chatmem.auth.models import Principal
+    from chatmem.compat import chat
+    from chatmem.compat.contracts import InboxChatRequest
+
+    async with chat_app(db_url) as application, user_client(application) as c:
+        rt = application.state.runtime
+        aid = await insert_agent(application, c.user_id)
+        conv = data_of(await c.get(f"/rpc/chat/inbox/{aid}/conversation"),
+                       AgentConversationResponse)
+        await c.patch(f"/api/conversations/{conv.conversationId}", json={"model": "slow"})
+        turn = await chat.start(rt, Principal(id=c.user_id, email="x@example.com"),
+                                InboxChatRequest.model_validate(chat_body(aid, "慢慢说")))
+        stream = chat.reply_text(turn)
+        assert await stream.__anext__() == "first".encode()
+        await stream.aclose()  # the tab is closed
+        application.state.gated.gate.set()
+        await settle(application)
+        got = data_of(await c.get(f"/rpc/chat/inbox/{aid}/conversation"),
+                      AgentConversationResponse)
+        assert [(m.content, m.status) for m in got.messages] == [("慢慢说", "completed"),
+                                                                 ("first second", "completed")]
+        assert (await agent_row(application, aid)).last_assistant_message == "first second"
