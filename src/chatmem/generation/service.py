@@ -207,6 +207,30 @@ async def _snapshot_end(rt, message_id: str) -> list[dict]:
     return out
 
 
+async def _shielded(coro):
+    """Run a database read to completion even if the follower is cancelled (client gone):
+    a task cancelled inside a driver call can strand its pooled connection mid-transaction."""
+    return await asyncio.shield(asyncio.ensure_future(coro))
+
+
+async def _poll(rt, message_id: str, seq: int, first: bool):
+    async with rt.db.read() as c:
+        rows = await ev.read_after(c, message_id, seq)
+        status = lo = None
+        if first or len(rows) < 200:
+            status = (await c.execute(select(M.status).where(M.id == message_id))).scalar()
+        if first:
+            lo, _ = await ev.bounds(c, message_id)
+    return rows, status, lo
+
+
+async def _last_event(rt, message_id: str):
+    async with rt.db.read() as c:
+        _, hi = await ev.bounds(c, message_id)
+        last = await ev.read_after(c, message_id, (hi or 1) - 1, 1)
+    return hi, last
+
+
 async def follow_batches(rt, message_id: str, after_seq: int = 0) -> AsyncIterator[list[dict]]:
     """Like ``follow`` but yields lists of events (what the SSE writer sends in one write)."""
     g = get_state(rt)
@@ -222,19 +246,14 @@ async def follow_batches(rt, message_id: str, after_seq: int = 0) -> AsyncIterat
     poll = rt.settings.follow_poll_ms / 1000
     first = True
     while True:
-        async with rt.db.read() as c:
-            rows = await ev.read_after(c, message_id, seq)
-            status = None
-            if first or len(rows) < 200:
-                status = (await c.execute(select(M.status).where(M.id == message_id))).scalar()
-            if first:
-                first = False
-                lo, _ = await ev.bounds(c, message_id)
-                if status is None:
-                    return  # deleted meanwhile
-                if status != "streaming" and (lo is None or lo > seq + 1):
-                    yield await _snapshot_end(rt, message_id)  # the log was pruned
-                    return
+        rows, status, lo = await _shielded(_poll(rt, message_id, seq, first))
+        if first:
+            first = False
+            if status is None:
+                return  # deleted meanwhile
+            if status != "streaming" and (lo is None or lo > seq + 1):
+                yield await _shielded(_snapshot_end(rt, message_id))  # the log was pruned
+                return
         if rows:
             seq = rows[-1]["seq"]
             for i, r in enumerate(rows):
@@ -246,19 +265,17 @@ async def follow_batches(rt, message_id: str, after_seq: int = 0) -> AsyncIterat
         if status is None:
             return  # the message was deleted
         if status != "streaming":
-            async with rt.db.read() as c:
-                _, hi = await ev.bounds(c, message_id)
-                last = await ev.read_after(c, message_id, (hi or 1) - 1, 1)
+            hi, last = await _shielded(_last_event(rt, message_id))
             recovered = bool(last and last[0]["type"] in TERMINAL
                              and (last[0]["data"] or {}).get("recovered"))
             if (hi or 0) < seq or (recovered and (hi or 0) <= seq):
                 # the client may have seen events a crashed process never saved (numbered like
                 # the ones the sweeper wrote after them): give it the saved message and the
                 # closing event, without sequence numbers
-                yield await _snapshot_end(rt, message_id)
+                yield await _shielded(_snapshot_end(rt, message_id))
             elif not (last and last[0]["type"] in TERMINAL):
                 # finished without a closing event (a log-mode message): close cleanly
-                yield (await _snapshot_end(rt, message_id))[1:]
+                yield (await _shielded(_snapshot_end(rt, message_id)))[1:]
             return
         live = g.live.get(message_id)
         if live is not None:  # the turn started here after all (unlikely): switch to memory

@@ -41,26 +41,29 @@ class Sweeper:
         self._runs = 0
 
     async def start(self) -> None:
+        self._stopping = asyncio.Event()
         self._task = asyncio.create_task(self._loop(), name="generation-sweeper")
 
     async def stop(self) -> None:
+        """Stop between sweeps (never inside a database call, which could strand a connection)."""
         if self._task is not None:
-            self._task.cancel()
+            self._stopping.set()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
 
     async def _loop(self) -> None:
-        while True:
+        while not self._stopping.is_set():
             try:
                 await self.sweep_once()
                 self._runs += 1
                 if self._runs % 12 == 1:
                     await self.prune_once()
-            except asyncio.CancelledError:
-                raise
             except Exception:
                 log.exception("sweep failed")
-            await asyncio.sleep(self.rt.settings.sweep_interval_s)
+            try:
+                await asyncio.wait_for(self._stopping.wait(), self.rt.settings.sweep_interval_s)
+            except asyncio.TimeoutError:
+                pass
 
     async def sweep_once(self) -> list[str]:
         """End orphaned turns; returns the ids it ended."""

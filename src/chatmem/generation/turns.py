@@ -63,6 +63,7 @@ class TurnRunner:
         self.stop_cause: str | None = None  # stopped | lost | shutdown
         self.task: asyncio.Task | None = None
         self._flush_lock = asyncio.Lock()
+        self._helpers_done = asyncio.Event()
 
     # ── control ────────────────────────────────────────────────────────────────────────────────
     def request_stop(self, cause: str = "stopped") -> None:
@@ -80,20 +81,28 @@ class TurnRunner:
 
     # ── the turn ───────────────────────────────────────────────────────────────────────────────
     async def run(self) -> None:
+        # Helpers are never cancelled: a task cancelled inside a database call can leave its
+        # connection mid-transaction (on SQLite, holding the write lock). They stop at a wait.
         helpers = [asyncio.create_task(self._flusher()), asyncio.create_task(self._heartbeat())]
         try:
             outcome = await self._generate()
-            for h in helpers:
-                h.cancel()
+            self._helpers_done.set()
             await asyncio.gather(*helpers, return_exceptions=True)
             await self._finalize(*outcome)
-        except Exception:  # pragma: no cover - last resort: never leave the row to the sweeper silently
+        except Exception:  # pragma: no cover - last resort; the sweeper will end the row
             log.exception("turn %s failed while finishing", self.spec.assistant_message_id)
         finally:
-            for h in helpers:
-                h.cancel()
+            self._helpers_done.set()
             self.live.close()
             self.state.forget(self)
+
+    async def _pause(self, seconds: float) -> bool:
+        """Wait between helper iterations; False once the turn is over."""
+        try:
+            await asyncio.wait_for(self._helpers_done.wait(), timeout=seconds)
+            return False
+        except asyncio.TimeoutError:
+            return True
 
     async def _generate(self) -> tuple:
         """Returns (status, stop_reason, error_code, error_message)."""
@@ -166,12 +175,9 @@ class TurnRunner:
 
     # ── durability ─────────────────────────────────────────────────────────────────────────────
     async def _flusher(self) -> None:
-        while True:
-            await asyncio.sleep(self.flush_s)
+        while await self._pause(self.flush_s):
             try:
                 await self.flush()
-            except asyncio.CancelledError:
-                raise
             except Exception:
                 log.exception("turn %s: flush failed (will retry)", self.spec.assistant_message_id)
 
@@ -195,8 +201,7 @@ class TurnRunner:
 
     async def _heartbeat(self) -> None:
         last_renew = time.monotonic()
-        while True:
-            await asyncio.sleep(self.poll_s)
+        while await self._pause(self.poll_s):
             try:
                 renew = time.monotonic() - last_renew >= self.rt.settings.lease_ttl_s / 3
                 if renew:
@@ -211,8 +216,6 @@ class TurnRunner:
                     self.request_stop("stopped")
                 elif st == "lost":
                     self.request_stop("lost")
-            except asyncio.CancelledError:
-                raise
             except Exception:
                 log.exception("turn %s: heartbeat failed", self.spec.assistant_message_id)
 

@@ -1,0 +1,230 @@
+"""Streaming benchmark: what chatmem adds on top of the model, measured against real servers.
+
+Prints (ratios and distributions, never pass/fail):
+1. overhead per turn — POST …/messages (Accept: text/event-stream) to the first ``text_delta``, with
+   the demo provider at 0 ms per token, p50 and p95 over sequential turns;
+2. relay throughput — tokens/s of one long turn through one ``chatmem serve`` process, as a ratio
+   to a bare sse-starlette endpoint emitting the same events in the same run (target ≥ 0.5);
+3. 100 concurrent streams on SQLite and on PostgreSQL — every one must end with ``done``.
+
+Usage: ``.venv/bin/python bench/stream.py [--turns 40] [--tokens 20000] [--concurrent 100]``.
+PostgreSQL comes from CHATMEM_BENCH_POSTGRES_URL or CHATMEM_TEST_POSTGRES_URL (a scratch database
+is created and dropped); without it only SQLite runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.servers import Server, create_user  # noqa: E402
+
+BARE_APP = '''
+import asyncio, json, sys
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+N = int(sys.argv[2])
+
+async def events():
+    yield ServerSentEvent(data=json.dumps({"assistant_message_id": "m"}), event="message_start", id="1")
+    for i in range(N):
+        yield ServerSentEvent(data=json.dumps({"text": " word"}), event="text_delta", id=str(i + 2))
+    yield ServerSentEvent(data=json.dumps({"stop_reason": "end_turn"}), event="done", id=str(N + 2))
+
+async def stream(request):
+    return EventSourceResponse(events())
+
+app = Starlette(routes=[Route("/stream", stream)])
+if __name__ == "__main__":
+    import uvicorn
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+'''
+
+
+async def read_stream(resp) -> tuple[float | None, int, str | None, float]:
+    """(time of first text_delta, number of text_deltas, last event type, end time)."""
+    first = None
+    n = 0
+    last = None
+    buf = ""
+    async for chunk in resp.aiter_text():
+        buf = (buf + chunk).replace("\r\n", "\n")
+        *frames, buf = buf.split("\n\n")
+        for f in frames:
+            for line in f.split("\n"):
+                if line.startswith("event: "):
+                    last = line[7:]
+                    if last == "text_delta":
+                        n += 1
+                        if first is None:
+                            first = time.perf_counter()
+    return first, n, last, time.perf_counter()
+
+
+async def turn(c: httpx.AsyncClient, content: str = "benchmark") -> tuple[float, int, str | None, float, float]:
+    cid = (await c.post("/api/conversations", json={})).json()["id"]
+    t0 = time.perf_counter()
+    async with c.stream("POST", f"/api/conversations/{cid}/messages", json={"content": content},
+                        headers={"Accept": "text/event-stream"}) as r:
+        if r.status_code != 200:
+            return t0, 0, f"http {r.status_code}", t0, t0
+        first, n, last, end = await read_stream(r)
+    return t0, n, last, first or end, end
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def start_server(db_url: str, tokens: int, **env) -> Server:
+    model = {"id": "demo-bench", "provider": "demo", "label": "Demo (bench)",
+             "max_output": tokens * 2}
+    base = {"CHATMEM_DEMO_DELAY_MS": "0", "CHATMEM_DEMO_MIN_TOKENS": str(tokens),
+            "CHATMEM_DEFAULT_MODEL": "demo-bench", "CHATMEM_MODELS": json.dumps([model]), "CHATMEM_MAX_CONCURRENT_TURNS": "1000",
+            "CHATMEM_RUN_WORKER": "false"}
+    base.update(env)
+    return Server(db_url, env_extra=base).start()
+
+
+async def overhead(db_url: str, turns: int) -> None:
+    key = create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com")
+    server = start_server(db_url, 40)
+    try:
+        async with httpx.AsyncClient(base_url=server.base, timeout=120,
+                                     headers={"Authorization": f"Bearer {key}"}) as c:
+            await turn(c)  # warm-up
+            lat = []
+            for _ in range(turns):
+                t0, n, last, first, _ = await turn(c)
+                assert last == "done", last
+                lat.append((first - t0) * 1000)
+        print(f"  overhead POST → first text_delta over {turns} turns: "
+              f"p50 {statistics.median(lat):.1f} ms, p95 {pct(lat, 95):.1f} ms")
+    finally:
+        server.stop()
+
+
+async def throughput(db_url: str, tokens: int) -> None:
+    key = create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com")
+    server = start_server(db_url, tokens)
+    from tests.servers import free_port
+    port = free_port()
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(BARE_APP)
+    bare = subprocess.Popen([sys.executable, f.name, str(port), str(tokens)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/nope", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        rates_cm, rates_bare = [], []
+        async with httpx.AsyncClient(base_url=server.base, timeout=600,
+                                     headers={"Authorization": f"Bearer {key}"}) as c, \
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=600) as b:
+            for _ in range(3):
+                _, n, last, first, end = await turn(c)
+                assert last == "done" and n >= tokens, (last, n)
+                rates_cm.append(n / (end - first))
+                async with b.stream("GET", "/stream") as r:
+                    bfirst, bn, blast, bend = await read_stream(r)
+                assert blast == "done" and bn == tokens
+                rates_bare.append(bn / (bend - bfirst))
+        cm, br = max(rates_cm), max(rates_bare)
+        print(f"  relay throughput ({tokens} tokens, one process): chatmem {cm:,.0f} tokens/s, "
+              f"bare sse-starlette {br:,.0f} tokens/s → ratio {cm / br:.2f} (target ≥ 0.5)")
+    finally:
+        bare.terminate()
+        bare.wait()
+        os.unlink(f.name)
+        server.stop()
+
+
+async def concurrent(db_url: str, n: int, tokens: int = 200) -> None:
+    key = create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com")
+    server = start_server(db_url, tokens)
+    try:
+        limits = httpx.Limits(max_connections=n + 10, max_keepalive_connections=n + 10)
+        async with httpx.AsyncClient(base_url=server.base, timeout=300, limits=limits,
+                                     headers={"Authorization": f"Bearer {key}"}) as c:
+            t0 = time.perf_counter()
+            results = await asyncio.gather(*(turn(c, f"concurrent {i}") for i in range(n)),
+                                           return_exceptions=True)
+            wall = time.perf_counter() - t0
+        errors = [r for r in results if isinstance(r, BaseException) or r[2] != "done"
+                  or r[1] < tokens]
+        ok = [r for r in results if not isinstance(r, BaseException)]
+        tfirst = [(r[3] - r[0]) * 1000 for r in ok if r[2] == "done"]
+        print(f"  {n} concurrent streams × {tokens} tokens: {n - len(errors)} done, "
+              f"{len(errors)} errors, wall {wall:.2f} s, first delta p50 "
+              f"{statistics.median(tfirst) if tfirst else float('nan'):.0f} ms / p95 "
+              f"{pct(tfirst, 95) if tfirst else float('nan'):.0f} ms")
+        for e in errors[:3]:
+            print("    error:", e if isinstance(e, BaseException) else e[2])
+    finally:
+        server.stop()
+
+
+async def pg_database(admin_url: str, name: str, drop: bool = False) -> str:
+    import asyncpg
+    from sqlalchemy.engine import make_url
+    u = make_url(admin_url)
+    conn = await asyncpg.connect(host=u.host or "127.0.0.1", port=u.port or 5432,
+                                 user=u.username or "postgres", password=u.password,
+                                 database="postgres")
+    try:
+        if drop:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        else:
+            await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    return u.set(database=name).render_as_string(hide_password=False)
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--turns", type=int, default=40)
+    ap.add_argument("--tokens", type=int, default=20000)
+    ap.add_argument("--concurrent", type=int, default=100)
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="chatmem-bench-")
+    sqlite_url = f"sqlite:///{tmp}/bench.db"
+    print("SQLite:")
+    await overhead(sqlite_url, args.turns)
+    await throughput(sqlite_url, args.tokens)
+    await concurrent(sqlite_url, args.concurrent)
+    admin = os.environ.get("CHATMEM_BENCH_POSTGRES_URL") or os.environ.get("CHATMEM_TEST_POSTGRES_URL")
+    if admin:
+        name = f"chatmem_bench_{uuid.uuid4().hex[:8]}"
+        pg = await pg_database(admin, name)
+        try:
+            print("PostgreSQL:")
+            await overhead(pg, args.turns)
+            await concurrent(pg, args.concurrent)
+        finally:
+            await pg_database(admin, name, drop=True)
+    else:
+        print("PostgreSQL: skipped (set CHATMEM_BENCH_POSTGRES_URL)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
