@@ -577,3 +577,26 @@ async def test_resume_after_a_crash_when_the_client_saw_unsaved_events(db_url):
             assert tail[0]["data"]["message"]["text"] == "saved"
             assert tail[1]["data"]["code"] == "generation_interrupted"
         assert [e["type"] for e in await stream(c, cid, dead.id, after=2)] == ["error"]
+
+
+async def test_sse_body_pings_while_waiting(db_url):
+    from chatmem.generation.routes import sse_body
+
+    async with running_app(db_url, ping_interval_s=0.01) as application, \
+            client_for(application) as c:
+        rt = application.state.runtime
+        cid = await new_conv(c)
+        r = await c.post(f"/api/conversations/{cid}/messages", json={"content": "x", "model": "slow"})
+        mid = r.json()["assistant_message_id"]
+        body = sse_body(rt, mid, 0)
+        chunks = []
+        async for chunk in body:
+            chunks.append(chunk)
+            if chunk == ": ping\n\n":
+                application.state.gated.gate.set()
+        text = "".join(chunks)
+        assert ": ping\n\n" in chunks
+        events = parse(text)
+        assert events[0]["type"] == "message_start" and events[-1]["type"] == "done"
+        assert deltas(events) == "first second"
+        assert text.startswith("id: 1\nevent: message_start\ndata: {")

@@ -65,9 +65,9 @@ class AnthropicProvider:
         key = (base_url, api_key)
         if key not in self._clients:
             kw = {"http_client": self._http} if self._http is not None else {}
+            retries = int(model.options.get("max_retries", 1))
             self._clients[key] = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url,
-                                                          max_retries=int(model.options.get("max_retries", 1)),
-                                                          **kw)
+                                                          max_retries=retries, **kw)
         return self._clients[key]
 
     async def stream(self, model: ModelInfo, messages: list[ChatMessage], *,

@@ -59,9 +59,9 @@ class OpenAIProvider:
         if key not in self._clients:
             if self._http is None:
                 self._http = httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=10.0))
+            retries = int(model.options.get("max_retries", 1))
             self._clients[key] = openai.AsyncOpenAI(api_key=api_key, base_url=base_url,
-                                                    http_client=self._http,
-                                                    max_retries=int(model.options.get("max_retries", 1)))
+                                                    http_client=self._http, max_retries=retries)
         return self._clients[key]
 
     async def stream(self, model: ModelInfo, messages: list[ChatMessage], *,
