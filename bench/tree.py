@@ -79,6 +79,7 @@ async def run(url: str, target_depth: int) -> dict:
         while depth + 1 < target_depth:
             role = "user" if (depth + 1) % 2 == 0 else "assistant"
             msg, dt = await _append(db, p, cid, role, f"turn {i}: " + "lorem ipsum " * 8)
+            assert msg["depth"] == depth + 1, "an append must go under the active leaf"
             depth = msg["depth"]
             if 1 <= depth <= WINDOW:
                 shallow.append(dt)

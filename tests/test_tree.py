@@ -29,7 +29,11 @@ async def test_append_defaults_to_active_leaf_and_moves_it(new_user, app):
     assert after["last_message_at"] == a1["created_at"]
     assert after["updated_at"] >= a1["created_at"] >= c["updated_at"]
     # an explicit older parent makes a branch, and the leaf follows the new message
-    q1b = await say(a.client, c["id"], "q1b", parent=None)  # explicit null: a new root
+    r = await a.client.post(f"/api/conversations/{c['id']}/messages",
+                            json={"content": "x", "generate": False, "parent_id": None})
+    assert r.json()["parent_id"] == a1["id"]  # a null parent without branch: the active leaf
+    await a.client.delete(f"/api/conversations/{c['id']}/messages/{r.json()['id']}")
+    q1b = await say(a.client, c["id"], "q1b", parent=None)  # branch with no parent: a new root
     assert q1b["parent_id"] is None and q1b["depth"] == 0
     assert q1b["sibling_ids"] == [q1["id"], q1b["id"]] and q1b["branch_index"] == 1
     assert (await conv(a.client, c["id"]))["active_leaf_id"] == q1b["id"]

@@ -27,6 +27,7 @@ async def say(client, cid: str, text, role: str = "user", parent=LEAF, **extra) 
     body = {"content": text, "role": role, "generate": False, **extra}
     if parent is not LEAF:
         body["parent_id"] = parent
+        body["branch"] = True
     r = await client.post(f"/api/conversations/{cid}/messages", json=body)
     assert r.status_code == 201, r.text
     return r.json()

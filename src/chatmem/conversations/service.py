@@ -118,15 +118,15 @@ async def _with_branches(c, conv_id: str, rows: list, p: Principal) -> list[dict
 
 async def append_message(db: Database, p: Principal, cid: str, body: MessageIn,
                          max_bytes: int) -> dict:
-    """Log mode: store a caller-supplied message under ``parent_id`` (omitted: the active leaf;
-    null: a new root)."""
+    """Log mode: store a caller-supplied message under ``parent_id`` (default: the active leaf;
+    ``branch`` with no parent: a new root)."""
     check_size(body.content, max_bytes, body.metadata)
     async with db.write() as c:
         conv = await store.get_conversation(c, p.id, cid, for_update=True)
         parent = body.parent_id
-        # parent_id omitted → under the active leaf; an explicit null → a new root (edit-and-resend
+        # no parent → under the active leaf, unless ``branch`` asks for a new root (edit-and-resend
         # of the first message)
-        if "parent_id" not in body.model_fields_set and conv.active_leaf_id is not None:
+        if parent is None and not body.branch and conv.active_leaf_id is not None:
             parent = conv.active_leaf_id
             if not await store.message_exists(c, cid, parent):  # a dangling pointer: repair it
                 parent = await store.newest_leaf(c, cid)

@@ -106,6 +106,9 @@ class MessageIn(Input):
     content: Content
     role: Role = "user"
     parent_id: str | None = Field(default=None, max_length=64)
+    # edit-and-resend (seed 001's ``branch: true``): append under ``parent_id`` exactly as given,
+    # so that with no parent the message starts a new root instead of following the active leaf
+    branch: bool = False
     model: str | None = Field(default=None, max_length=200)
     generate: bool | None = None
     metadata: dict[str, Any] | None = None
