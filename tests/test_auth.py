@@ -74,7 +74,8 @@ async def test_session_cookie_csrf_and_logout(new_user, app):
         assert r.status_code == 200 and r.json()["items"] == []  # not b's
 
         before = await table_counts(app)
-        for headers in ({}, {"X-CSRF-Token": "guess"}, {"X-CSRF-Token": ""}):
+        for headers in ({}, {"X-CSRF-Token": "guess"}, {"X-CSRF-Token": ""},
+                        {"X-CSRF-Token": "caf\xe9".encode("latin-1")}):
             r = await web.post("/api/conversations", json={"title": "x"}, headers=headers)
             assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"
         assert await table_counts(app) == before

@@ -40,7 +40,9 @@ async def current_user(request: Request) -> Principal:
     p = await service.principal_for_session(rt.db, token)
     if request.method not in SAFE_METHODS:
         sent = request.headers.get("x-csrf-token", "")
-        if not sent or not hmac.compare_digest(sent, p.csrf_token):
+        # bytes: compare_digest raises on non-ASCII str, and header values may be any latin-1
+        if not sent or not hmac.compare_digest(sent.encode("utf-8", "surrogateescape"),
+                                               p.csrf_token.encode()):
             raise Forbidden("missing or wrong X-CSRF-Token", code="csrf_failed")
     return p
 

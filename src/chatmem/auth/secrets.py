@@ -6,6 +6,7 @@ API keys and session tokens are high-entropy random strings, so a fast digest is
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 
@@ -28,6 +29,16 @@ def verify_password(stored: str, password: str) -> bool:
         return _hasher.verify(stored, password)
     except (VerifyMismatchError, InvalidHashError):
         return False
+
+
+@functools.lru_cache(maxsize=1)
+def _dummy_hash() -> str:
+    return _hasher.hash("chatmem: no such user")
+
+
+def burn_password_check(password: str) -> None:
+    """Spend the time of a real check, so a login for an unknown email is not visibly faster."""
+    verify_password(_dummy_hash(), password)
 
 
 def digest(token: str) -> str:

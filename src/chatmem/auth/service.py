@@ -12,7 +12,8 @@ from ..db.engine import Database
 from ..db.ids import new_id
 from ..errors import BadRequest, Conflict, NotFound, Unauthorized
 from .models import Principal
-from .secrets import digest, hash_password, new_api_key, new_session_token, verify_password
+from .secrets import (burn_password_check, digest, hash_password, new_api_key, new_session_token,
+                      verify_password)
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
 
@@ -131,7 +132,10 @@ async def login(db: Database, email: str, password: str, ttl_s: int) -> tuple[st
     async with db.read() as c:
         row = (await c.execute(select(t.users).where(t.users.c.email == email.strip().lower(),
                                                      t.users.c.disabled == 0))).first()
-    if row is None or not verify_password(row.password_hash, password):
+    if row is None or not row.password_hash:
+        burn_password_check(password)  # same cost whether or not the account exists
+        raise Unauthorized("wrong email or password")
+    if not verify_password(row.password_hash, password):
         raise Unauthorized("wrong email or password")
     async with db.write() as c:
         token, csrf = await _new_session(c, row.id, ttl_s)
