@@ -1,0 +1,65 @@
+"""Pure tree rules (dag.py) and block projections (blocks.py): no database, no framework."""
+
+from __future__ import annotations
+
+import pytest
+
+from chatmem.conversations import blocks as blk
+from chatmem.conversations import dag
+from chatmem.conversations.dag import Node
+
+
+def test_branch_info_orders_siblings_as_given():
+    info = dag.branch_info(["a", "c"], {"a": None, "c": "a"},
+                           {None: ["a", "b"], "a": ["x", "c"]})
+    assert info["a"] == {"branch_index": 0, "branch_count": 2, "sibling_ids": ["a", "b"]}
+    assert info["c"] == {"branch_index": 1, "branch_count": 2, "sibling_ids": ["x", "c"]}
+
+
+def _kids(*nodes: Node) -> dict[str, list[Node]]:
+    out: dict[str, list[Node]] = {}
+    for n in nodes:
+        out.setdefault(n.parent_id, []).append(n)
+    return out
+
+
+def test_round_of_an_answer_is_its_question_and_every_variant():
+    q = Node("q", "p", "user")
+    a1, a2 = Node("a1", "q", "assistant"), Node("a2", "q", "assistant")
+    later1, later2 = Node("u1", "a1", "user"), Node("u2", "a2", "user")
+    side = Node("uq", "q", "user")  # log mode: a user message straight under the question
+    plan = dag.plan_round_delete(a2, q, _kids(a1, a2, later1, later2, side))
+    assert plan.delete_ids == {"q", "a1", "a2"}
+    assert plan.reparent == {"u1": "p", "u2": "p", "uq": "p"}
+    assert plan.depth_shift == {"u1": 2, "u2": 2, "uq": 1}
+    assert plan.new_parent == "p"
+
+
+def test_round_of_a_question_and_of_odd_shapes():
+    q = Node("q", None, "user")
+    a = Node("a", "q", "assistant")
+    plan = dag.plan_round_delete(q, None, _kids(a, Node("n", "a", "user")))
+    assert plan.delete_ids == {"q", "a"} and plan.reparent == {"n": None}
+    assert plan.new_parent is None
+    # an assistant under an assistant (log mode) is a round of its own
+    lone = Node("b", "a", "assistant")
+    plan = dag.plan_round_delete(lone, a, _kids(Node("c", "b", "user")))
+    assert plan.delete_ids == {"b"} and plan.reparent == {"c": "a"} and plan.depth_shift == {"c": 1}
+
+
+def test_streaming_in():
+    assert dag.streaming_in([Node("a", None, "user"), Node("b", "a", "assistant", "streaming")]) \
+        == ["b"]
+
+
+def test_blocks_normalize_and_visible_text():
+    assert blk.normalize("hi") == [{"kind": "text", "text": "hi"}]
+    out = blk.normalize([{"type": "text", "text": "a"}, {"kind": "thinking", "text": "t"},
+                         {"kind": "tool_output", "output": "o"}, {"kind": "text", "text": "b"}])
+    assert [b["kind"] for b in out] == ["text", "thinking", "tool_output", "text"]
+    assert blk.visible_text(out) == "ab" and blk.thinking_text(out) == "t"
+    assert blk.visible_text(None) == ""
+    for bad in ([], [1], [{"kind": "nope"}], [{"kind": "text"}], [{"kind": "thinking", "text": 3}],
+                5, None, {"kind": "text", "text": "x"}):
+        with pytest.raises(blk.BlockError):
+            blk.normalize(bad)
