@@ -304,3 +304,9 @@ async def test_turn_with_openai_provider(db_url):
                 assert msg["credits"] == pytest.approx(0.04)
                 sent = json.loads(route.calls.last.request.content)
                 assert sent["messages"][-1] == {"role": "user", "content": "Hi"}
+                # with a real model configured, the title job asks the model for the title
+                from chatmem.generation.titles import title_job
+                await title_job(application.state.runtime, {"conversation_id": cid})
+                assert (await c.get(f"/api/conversations/{cid}")).json()["title"] == "Hello, world"
+                prompt = json.loads(route.calls.last.request.content)["messages"][0]["content"]
+                assert prompt.startswith("Write a title") and prompt.endswith("Hi")
