@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field, field_validator
-from sqlalchemy import and_, delete, func, insert, select, update
+from sqlalchemy import and_, delete, func, insert, or_, select, update
 
 from ..auth.models import Principal
 from ..contracts.base import Input
@@ -125,6 +125,19 @@ async def patch(db: Database, p: Principal, agent_id: str, body: AgentPatch) -> 
                             .values(updated_at=now_ms(), **changes))
         row = await get_owned(c, p, agent_id)
     return agent_out(row)
+
+
+#: Characters of the last reply kept as the agent's preview (seed 000's list shows a short line).
+PREVIEW_CHARS = 500
+
+
+async def record_reply(c, agent_id: str, text: str, at: int) -> None:
+    """Set the agent's last-assistant-message preview inside the caller's transaction; a turn that
+    finishes late never overwrites a newer reply's preview."""
+    await c.execute(update(t.agents).where(
+        A.id == agent_id,
+        or_(A.last_assistant_message_at.is_(None), A.last_assistant_message_at <= at),
+    ).values(last_assistant_message=text[:PREVIEW_CHARS], last_assistant_message_at=at))
 
 
 async def remove(db: Database, p: Principal, agent_id: str) -> None:

@@ -15,22 +15,19 @@ sweeper after a crash. A failed turn leaves its assistant row with status ``erro
 ``failed``). The reply streams as plain text; when the turn fails before its first character the
 answer is seed 000's 500 "Chat stream failed" envelope instead.
 
-A watcher task per turn (independent of the HTTP response, so a closed tab does not matter) records
-the agent's last-assistant-message preview once the turn completes.
+The agent's last-assistant-message preview is written by the generation service in the same
+transaction that completes the turn (so a closed tab or a crash cannot lose it).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass
 from typing import AsyncIterator
 
-from sqlalchemy import select
 
 from ..auth.models import Principal
 from ..conversations.service import check_size
-from ..db import schema as t
 from ..errors import ApiError, BadRequest
 from ..generation import service as generation
 from . import service, store
@@ -38,7 +35,6 @@ from .contracts import InboxChatRequest
 
 log = logging.getLogger("chatmem.compat")
 
-PREVIEW_CHARS = 500
 TERMINAL = ("done", "error")
 STREAM_FAILED = "Chat stream failed"
 
@@ -99,7 +95,6 @@ async def start(rt, p: Principal, body: InboxChatRequest) -> ChatTurn:
     last = body.messages[-1]
     meta = {"source": "rpc.inbox", **({"client_message_id": last.id} if last.id else {})}
     ids = await generation.start_turn(rt, p, conv.id, blocks, metadata=meta)
-    watch(rt, agent_id, ids.assistant_message_id)
     events = generation.follow(rt, ids.assistant_message_id)
     first: list[dict] = []
     async for e in events:
@@ -130,38 +125,3 @@ async def reply_text(turn: ChatTurn) -> AsyncIterator[bytes]:
                 return
     finally:
         await turn.events.aclose()
-
-
-# ── the agent preview ───────────────────────────────────────────────────────────────────────────
-
-
-def watch(rt, agent_id: str, assistant_message_id: str) -> None:
-    """Record the agent's last-assistant-message preview when this turn completes."""
-    tasks: set = rt.extras.setdefault("compat_watchers", set())
-    task = asyncio.create_task(_watch(rt, agent_id, assistant_message_id),
-                               name=f"compat-preview:{assistant_message_id}")
-    tasks.add(task)
-    task.add_done_callback(tasks.discard)
-
-
-async def _watch(rt, agent_id: str, mid: str) -> None:
-    try:
-        async for e in generation.follow(rt, mid):
-            if e["type"] in TERMINAL:
-                break
-        await update_preview(rt, agent_id, mid)
-    except Exception:  # a preview is cosmetic: never let it take anything else down
-        log.exception("agent preview for %s failed", mid)
-
-
-async def update_preview(rt, agent_id: str, mid: str) -> bool:
-    """Set the agent's preview from a completed assistant message (never an older one's)."""
-    M = t.messages.c
-    async with rt.db.write() as c:
-        row = (await c.execute(select(M.status, M.search_text, M.created_at)
-                               .where(M.id == mid))).first()
-        if row is None or row.status != "complete" or not row.search_text:
-            return False
-        await store.set_agent_preview(c, agent_id, row.search_text[:PREVIEW_CHARS],
-                                      row.created_at)
-    return True

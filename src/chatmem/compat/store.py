@@ -8,7 +8,7 @@ race-free by an insert that does nothing on the partial unique index and a read-
 
 from __future__ import annotations
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -127,12 +127,3 @@ async def feedback_target(c: AsyncConnection, user_id: str, agent_id: str, messa
         raise NotFound("Message not found", code="message_not_found")
     conv = (await c.execute(select(t.conversations).where(C.id == msg.conversation_id))).one()
     return conv, msg
-
-
-async def set_agent_preview(c: AsyncConnection, agent_id: str, text: str, at: int) -> None:
-    """Record the agent's newest assistant reply; an older turn finishing late never overwrites."""
-    await c.execute(update(t.agents).where(
-        A.id == agent_id,
-        or_(A.last_assistant_message_at.is_(None), A.last_assistant_message_at <= at),
-    ).values(last_assistant_message=text, last_assistant_message_at=at))
-

@@ -152,6 +152,11 @@ async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, block
 
 
 def _decide(pol, counter, tail, out) -> sm.Decision:
+    if not tail.complete:
+        # The unsummarised tail is longer than the whole window (the read stopped early): the
+        # oldest of it would be silently dropped, so compaction must run before the call.
+        # compaction.compact re-reads the full tail and picks the cut itself.
+        return sm.Decision(True, True, "tail_exceeds_window", 0)
     msgs = [sm.TailMsg(r.id, r.role, r.status, counter.count(r.text) + MESSAGE_OVERHEAD)
             for r in tail.rows]
     history_ids = set(out.report["message_ids"])

@@ -110,7 +110,9 @@ def cut_index(tail: Sequence[TailMsg], keep_rounds: int, *, retain_tokens: int |
         return 0
     rounds = max(1, keep_rounds)
     if len(users) < rounds:
-        return 0
+        if retain_tokens is None:
+            return 0
+        rounds = len(users)  # over budget: fewer verbatim rounds rather than dropping history
     cut = users[-rounds]
     if retain_tokens is not None:
         suffix = [0] * (len(tail) + 1)

@@ -69,7 +69,11 @@ async def _message_in(c, conv_id: str, mid: str, what: str = "parent"):
 
 async def _check_capacity(c, rt, p: Principal, now: int) -> None:
     if c.dialect.name == "postgresql":  # serialise one user's starts so the cap holds under races
-        await c.execute(select(t.users.c.id).where(t.users.c.id == p.id).with_for_update())
+        # FOR NO KEY UPDATE: inserts referencing the user (memories, jobs' rows) take KEY SHARE
+        # locks, which this does not conflict with — a plain FOR UPDATE deadlocked against the
+        # memory job.
+        await c.execute(select(t.users.c.id).where(t.users.c.id == p.id)
+                        .with_for_update(key_share=True))
     cap = rt.settings.max_concurrent_turns
     if await leases.live_count(c, p.id, now) >= cap:
         raise TooManyRequests(f"at most {cap} answers may be generated at once; wait for one to "

@@ -11,13 +11,13 @@ is called.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 
+from ..agents import service as agents_service
 from ..auth.models import Principal
 from ..context import service as context_service
 from ..conversations import store
@@ -140,17 +140,37 @@ class TurnRunner:
         hook = rt.extras.get("before_turn")
         if hook is not None and spec.run_hook:
             await hook(rt, spec.principal, spec.conv_id, spec.user_message_id)
-        kwargs = dict(settings=rt.settings, parent_id=spec.user_message_id, model=spec.model,
-                      principal=spec.principal)
-        if "rt" in inspect.signature(context_service.build_turn_context).parameters:
-            kwargs["rt"] = rt
+        compacted = await self._compact_first()
         async with rt.db.read() as c:
             conv = await store.get_conversation(c, spec.principal.id, spec.conv_id)
-            ctx = await context_service.build_turn_context(c, conv=conv, **kwargs)
+            ctx = await context_service.build_turn_context(
+                c, conv=conv, settings=rt.settings, parent_id=spec.user_message_id,
+                model=spec.model, principal=spec.principal, rt=rt, allow_inline=False)
+        if compacted is not None:
+            ctx.report.setdefault("compaction", {}).update(compacted.public(), ran=True)
         self.report = ctx.report or {}
         self.context_tokens = int(self.report.get("total_tokens") or 0) or sum(
             pricing.estimate_tokens(m.content) for m in ctx.messages)
         return ctx.messages
+
+    async def _compact_first(self):
+        """Inline compaction, before any connection is held for the context read; a ``compaction``
+        event tells the client. A failed summary never fails the turn (the assembler still fits
+        the window by dropping the oldest history)."""
+        if not self.rt.settings.inline_compaction:
+            return None
+        spec = self.spec
+        try:
+            res = await context_service.ensure_compacted(
+                self.rt, conversation_id=spec.conv_id, user_id=spec.principal.id,
+                parent_id=spec.user_message_id, model=spec.model)
+        except Exception:
+            log.exception("turn %s: inline compaction failed", spec.assistant_message_id)
+            return None
+        if res is None or not res.compacted:
+            return None
+        self.live.add("compaction", {"mode": "inline", **res.public()})
+        return res
 
     async def _consume(self, messages) -> None:
         provider = self.state.registry.provider(self.spec.model.provider)
@@ -249,11 +269,18 @@ class TurnRunner:
                                               terminal_data={"stop_reason": stop_reason})
                     if final is not None:
                         await self._enqueue_jobs(c)
+                        await self._record_agent_reply(c)
             if final is None:
                 return
             self.live.flushed = self.live.last_seq
             self.live.add("usage", usage_ev["data"], durable=True)
             self.live.add(final["type"], final["data"], durable=True)
+
+    async def _record_agent_reply(self, c) -> None:
+        row = (await c.execute(select(M.agent_id, M.search_text, M.created_at)
+                               .where(M.id == self.spec.assistant_message_id))).one()
+        if row.agent_id and row.search_text:
+            await agents_service.record_reply(c, row.agent_id, row.search_text, row.created_at)
 
     async def _enqueue_jobs(self, c) -> None:
         spec = self.spec
