@@ -20,8 +20,6 @@ class Settings(BaseSettings):
 
     # limits
     max_message_bytes: int = 256 * 1024
-    page_default: int = 30
-    page_max: int = 200
 
     # web sessions
     session_ttl_s: int = 14 * 24 * 3600
@@ -90,7 +88,6 @@ class Settings(BaseSettings):
     job_keep_done_s: int = 7 * 24 * 3600  # finished jobs are deleted after this; failed ones stay
 
     models_file: str = ""  # optional JSON/TOML catalogue path
-    extra: dict = Field(default_factory=dict)
 
 
 def get_settings(**overrides) -> Settings:
