@@ -15,40 +15,10 @@ from chatmem.compat.contracts import AgentConversationResponse
 from chatmem.db import schema as t
 from chatmem.generation.sse import parse
 from chatmem.generation.state import get_state
-from chatmem.providers.base import Finish, ProviderError, TextDelta
+from tests.fakes import FailingProvider, GatedProvider
 from tests.conftest import make_settings
 
 from .test_compat_support import data_of, error_of, insert_agent
-
-
-class FailFirst:
-    name = "failfirst"
-
-    async def stream(self, model, messages, *, max_tokens):
-        raise ProviderError("upstream down", "upstream_error")
-        yield  # pragma: no cover
-
-
-class FailLate:
-    name = "faillate"
-
-    async def stream(self, model, messages, *, max_tokens):
-        yield TextDelta("半句")
-        yield TextDelta("话")
-        raise ProviderError("connection reset", "upstream_error")
-
-
-class Gated:
-    name = "gated"
-
-    def __init__(self):
-        self.gate = asyncio.Event()
-
-    async def stream(self, model, messages, *, max_tokens):
-        yield TextDelta("first")
-        await self.gate.wait()
-        yield TextDelta(" second")
-        yield Finish("end_turn")
 
 
 MODELS = [{"id": "failfirst", "provider": "failfirst"}, {"id": "faillate", "provider": "faillate"},
@@ -60,9 +30,9 @@ async def chat_app(db_url: str):
     application = create_app(make_settings(db_url, models=MODELS, default_model="demo"))
     async with application.router.lifespan_context(application):
         reg = get_state(application.state.runtime).registry
-        reg.register("failfirst", FailFirst())
-        reg.register("faillate", FailLate())
-        application.state.gated = Gated()
+        reg.register("failfirst", FailingProvider("failfirst", (), "upstream down"))
+        reg.register("faillate", FailingProvider("faillate", ("半句", "话"), "connection reset"))
+        application.state.gated = GatedProvider()
         reg.register("gated", application.state.gated)
         yield application
 
@@ -101,20 +71,18 @@ def chat_body(agent_id, text="你好", history=(), **kw) -> dict:
 
 
 async def settle(application) -> None:
-    """Wait for the preview watchers this process started, then for the after-turn jobs (memory
-    extraction, compaction, title) to drain, so the next step starts from a quiet database."""
-    tasks = list(application.state.runtime.extras.get("compat_watchers", ()))
-    if tasks:
-        await asyncio.gather(*tasks)
-    J = t.jobs.c
-    for _ in range(3000):  # a guard against a stuck job, not a timing assertion
+    """Wait for running turns to end, then for the after-turn jobs (memory extraction,
+    compaction, title) to drain, so the next step starts from a quiet database."""
+    J, M = t.jobs.c, t.messages.c
+    for _ in range(3000):  # a guard against a stuck turn or job, not a timing assertion
         async with application.state.runtime.db.read() as c:
-            busy = (await c.execute(select(J.kind, J.status, J.last_error).where(
+            busy = (await c.execute(select(M.id).where(M.status == "streaming"))).all()
+            busy += (await c.execute(select(J.kind, J.status, J.last_error).where(
                 J.status.in_(["queued", "running"])))).all()
         if not busy:
             return
         await asyncio.sleep(0.02)
-    raise AssertionError(f"jobs never drained: {busy}")
+    raise AssertionError(f"turns or jobs never finished: {busy}")
 
 
 async def count(application, table, **where) -> int:

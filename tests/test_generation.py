@@ -22,35 +22,8 @@ from chatmem.generation.state import get_state
 from chatmem.generation.sweeper import Sweeper
 from chatmem.generation.titles import title_job
 from chatmem.jobs.queue import HANDLERS
-from chatmem.providers.base import ProviderError, TextDelta, Usage, Finish
+from tests.fakes import FailingProvider, GatedProvider
 from tests.conftest import make_settings
-
-
-class FailingProvider:
-    """Streams two words, then fails like an upstream outage."""
-
-    name = "failing"
-
-    async def stream(self, model, messages, *, max_tokens):
-        yield TextDelta("partial")
-        yield TextDelta(" answer")
-        raise ProviderError("upstream exploded", "upstream_error")
-
-
-class GatedProvider:
-    """Streams one word, then waits for a gate before finishing: a turn that is 'in flight'."""
-
-    name = "gated"
-
-    def __init__(self):
-        self.gate = asyncio.Event()
-
-    async def stream(self, model, messages, *, max_tokens):
-        yield TextDelta("first")
-        await self.gate.wait()
-        yield TextDelta(" second")
-        yield Usage(input_tokens=10, output_tokens=2, cache_read_tokens=4, cache_write_tokens=1)
-        yield Finish("end_turn")
 
 
 MODELS = [

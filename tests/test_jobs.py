@@ -9,7 +9,6 @@ import textwrap
 
 import pytest
 
-from chatmem.db.clock import now_ms
 from chatmem.db.engine import Database
 from chatmem.jobs import worker as wk
 from chatmem.jobs.queue import Permanent, enqueue, handler
