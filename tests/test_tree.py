@@ -290,3 +290,38 @@ async def test_counters_follow_every_write(new_user):
     assert c["message_count"] == 2 and c["updated_at"] > stamps[-1]
     items = await path(a.client, cid)
     assert c["last_message_at"] == items[-1]["created_at"]
+
+
+async def test_concurrent_appends_form_one_chain(new_user, app):
+    """Appends racing on one conversation each see the previous one's leaf (the row lock)."""
+    import asyncio
+
+    a = await new_user()
+    cid = (await new_conv(a.client))["id"]
+    made = await asyncio.gather(*(say(a.client, cid, f"m{i}") for i in range(12)))
+    c = await conv(a.client, cid)
+    assert c["message_count"] == 12
+    items = await path(a.client, cid)
+    assert len(items) == 12 and {m["id"] for m in items} == {m["id"] for m in made}
+    assert [m["depth"] for m in items] == list(range(12))
+    assert c["active_leaf_id"] == items[-1]["id"]
+
+
+async def test_dangling_leaf_is_repaired_on_append(new_user, app):
+    """A leaf pointer to a vanished message (say, written by an older version) is repaired to
+    the newest leaf instead of failing every send."""
+    a = await new_user()
+    cid = (await new_conv(a.client))["id"]
+    q = await say(a.client, cid, "q")
+    ans = await say(a.client, cid, "a", role="assistant")
+    async with app.state.runtime.db.write() as c:
+        await c.execute(update(t.conversations).where(t.conversations.c.id == cid)
+                        .values(active_leaf_id="msg_gone"))
+    m = await say(a.client, cid, "next")
+    assert m["parent_id"] == ans["id"]
+    assert (await conv(a.client, cid))["active_leaf_id"] == m["id"]
+    assert texts(await path(a.client, cid)) == ["q", "a", "next"]
+    # an explicit parent that does not exist is still an error
+    r = await a.client.post(f"/api/conversations/{cid}/messages",
+                            json={"content": "x", "generate": False, "parent_id": "msg_gone"})
+    assert r.status_code == 422 and q["id"]

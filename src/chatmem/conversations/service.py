@@ -13,7 +13,7 @@ from ..auth.models import Principal
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
-from ..errors import BadRequest, Conflict, NotFound, TooLarge
+from ..errors import BadRequest, Conflict, NotFound, TooLarge, Unprocessable
 from . import dag, store
 from .wire import (ConversationIn, ConversationPatch, ForkIn, MessageIn, conversation_out,
                    decode_cursor, encode_cursor, message_out)
@@ -123,18 +123,23 @@ async def append_message(db: Database, p: Principal, cid: str, body: MessageIn,
     check_size(body.content, max_bytes, body.metadata)
     async with db.write() as c:
         conv = await store.get_conversation(c, p.id, cid, for_update=True)
-        parent = body.parent_id
         # no parent → under the active leaf, unless ``branch`` asks for a new root (edit-and-resend
         # of the first message)
-        if parent is None and not body.branch and conv.active_leaf_id is not None:
-            parent = conv.active_leaf_id
-            if not await store.message_exists(c, cid, parent):  # a dangling pointer: repair it
-                parent = await store.newest_leaf(c, cid)
+        from_leaf = body.parent_id is None and not body.branch
+        parent = conv.active_leaf_id if from_leaf else body.parent_id
         extra = {"metadata": body.metadata} if body.metadata is not None else {}
         if body.model:
             extra["model_id"] = body.model
-        row = await store.insert_message(c, conv, parent_id=parent, role=body.role,
-                                         blocks=body.content, user_id=p.id, **extra)
+
+        async def insert(parent_id):
+            return await store.insert_message(c, conv, parent_id=parent_id, role=body.role,
+                                              blocks=body.content, user_id=p.id, **extra)
+        try:
+            row = await insert(parent)
+        except Unprocessable:  # raised before anything is written
+            if not from_leaf:
+                raise
+            row = await insert(await store.newest_leaf(c, cid))  # a dangling pointer: repair it
         [out] = await _with_branches(c, cid, [row], p)
     return out
 

@@ -7,8 +7,7 @@ same transaction as the rows they count.
 
 from __future__ import annotations
 
-from sqlalchemy import (Integer, and_, delete, func, insert, literal, or_, select, text,
-                        union_all, update)
+from sqlalchemy import Integer, and_, delete, func, insert, literal, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
@@ -81,18 +80,25 @@ async def insert_message(
     return (await c.execute(select(t.messages).where(M.id == mid))).one()
 
 
-def _path_cte(conv_id: str, start: str, limit: int):
-    """Recursive CTE (id, n) walking parent links from ``start``; n = 1 at ``start``, ≤ ``limit``.
+def _path_cte(conv_id: str, start: str, limit: int, cols: tuple[str, ...] = ("id", "parent_id")):
+    """Recursive CTE of message ``cols`` plus ``n`` walking parent links up from ``start``
+    (n = 1 at ``start``, at most ``limit``).
 
     Each step is one primary-key lookup, so the cost depends on ``limit``, not on the depth.
+    On PostgreSQL the CTE carries every column the caller needs, so nothing joins back to
+    ``messages`` (a join it would run, without fresh statistics, as a scan of the whole table);
+    SQLite joins back by primary key, which is cheaper there than carrying the rows.
     """
-    seed = select(M.id, M.parent_id, literal(1, Integer).label("n")).where(
+    seed = select(*(M[k] for k in cols), literal(1, Integer).label("n")).where(
         M.id == start, M.conversation_id == conv_id)
     path = seed.cte("path", recursive=True)
     m = t.messages.alias("m")
     return path.union_all(
-        select(m.c.id, m.c.parent_id, (path.c.n + 1).label("n"))
+        select(*(m.c[k] for k in cols), (path.c.n + 1).label("n"))
         .where(m.c.id == path.c.parent_id, path.c.n < limit))
+
+
+_ALL = tuple(col.name for col in t.messages.c)
 
 
 async def path_rows(c: AsyncConnection, conv_id: str, start: str | None, limit: int) -> list:
@@ -100,8 +106,12 @@ async def path_rows(c: AsyncConnection, conv_id: str, start: str | None, limit: 
     oldest first — one statement, whatever the depth."""
     if start is None or limit <= 0:
         return []
-    path = _path_cte(conv_id, start, limit)
-    q = select(t.messages).join(path, M.id == path.c.id).order_by(path.c.n.desc())
+    if c.dialect.name == "postgresql":
+        path = _path_cte(conv_id, start, limit, _ALL)
+        q = select(*(path.c[k] for k in _ALL)).order_by(path.c.n.desc())
+    else:
+        path = _path_cte(conv_id, start, limit)
+        q = select(t.messages).join(path, M.id == path.c.id).order_by(path.c.n.desc())
     return list((await c.execute(q)).all())
 
 
@@ -123,23 +133,27 @@ async def rows_by_ids(c: AsyncConnection, ids: list[str]) -> list:
     return sorted(rows, key=lambda r: order[r.id])
 
 
-async def _children_of(c: AsyncConnection, parent_ids: list[str], *cols) -> list:
-    """``cols`` of the children of ``parent_ids``, unordered, by one index probe per parent.
+async def _children_of(c: AsyncConnection, parent_ids: list[str], *cols: str) -> list:
+    """Columns ``cols`` of the children of ``parent_ids``, unordered: one index probe per parent.
 
-    Written as a UNION ALL of ``parent_id = :p`` selects on purpose: with ``parent_id IN (…)``
-    (or a join against the list) PostgreSQL without fresh statistics estimates thousands of rows
-    and scans the whole table, and ``conversation_id`` or ``ORDER BY created_at`` in the query
-    lets either planner walk the conversation's index instead. Equality on ``parent_id`` is
-    planned as an index probe on both dialects whatever the statistics, so a page costs the same
-    at depth 50 and at depth 10,000. (A parent's children are always in its conversation.)
+    (A parent's children are always in its conversation, so no conversation filter: with one, or
+    with ``ORDER BY created_at``, either planner may walk the conversation's index instead.)
+    PostgreSQL gets the probes through a LATERAL subquery over the id array (``OFFSET 0`` keeps it
+    a parameterised index scan): ``parent_id IN (…)`` without fresh statistics is planned as a
+    scan of the whole table, and a UNION of equalities grows costly enough to launch parallel
+    workers. SQLite's planner probes the parent index for ``IN``.
     """
-    out: list = []
-    for i in range(0, len(parent_ids), 100):  # SQLite allows 500 terms in a compound select
-        chunk = parent_ids[i:i + 100]
-        parts = [select(*cols).where(M.parent_id == pid) for pid in chunk]
-        q = parts[0] if len(parts) == 1 else union_all(*parts)
-        out.extend((await c.execute(q)).all())
-    return out
+    if not parent_ids:
+        return []
+    if c.dialect.name == "postgresql":
+        sel = ", ".join(f"ch.{k}" for k in cols)
+        inner = ", ".join(f"m.{k}" for k in cols)
+        sql = text(f"""SELECT {sel} FROM unnest(CAST(:ids AS TEXT[])) AS v(pid)
+                       CROSS JOIN LATERAL (SELECT {inner} FROM messages m
+                                           WHERE m.parent_id = v.pid OFFSET 0) ch""")
+        return list((await c.execute(sql, {"ids": list(parent_ids)})).all())
+    q = select(*(M[k] for k in cols)).where(M.parent_id.in_(list(parent_ids)))
+    return list((await c.execute(q)).all())
 
 
 async def branch_info_for(c: AsyncConnection, conv_id: str, rows: list) -> dict[str, dict]:
@@ -148,7 +162,7 @@ async def branch_info_for(c: AsyncConnection, conv_id: str, rows: list) -> dict[
         return {}
     parents = {r.parent_id for r in rows}
     real = sorted(p for p in parents if p is not None)
-    found = list(await _children_of(c, real, M.id, M.parent_id, M.created_at))
+    found = await _children_of(c, real, "id", "parent_id", "created_at")
     if None in parents:  # roots (a separate statement: an OR defeats the index on SQLite)
         cols = (M.id, M.parent_id, M.created_at)
         q = select(*cols).where(M.conversation_id == conv_id, M.parent_id.is_(None))
@@ -207,11 +221,6 @@ async def newest_leaf(c: AsyncConnection, conv_id: str) -> str | None:
     return (await c.execute(q)).scalar()
 
 
-async def message_exists(c: AsyncConnection, conv_id: str, mid: str) -> bool:
-    q = select(M.id).where(M.id == mid, M.conversation_id == conv_id)
-    return (await c.execute(q)).first() is not None
-
-
 async def set_leaf(c: AsyncConnection, conv_id: str, leaf: str | None, *, touch: bool = True) -> None:
     values: dict = {"active_leaf_id": leaf}
     if touch:
@@ -231,8 +240,8 @@ def _nodes(rows) -> list[dag.Node]:
 async def children_nodes(c: AsyncConnection, conv_id: str, parent_ids: list[str]) -> dict[str, list[dag.Node]]:
     if not parent_ids:
         return {}
-    found = await _children_of(c, list(parent_ids), M.id, M.parent_id, M.role, M.status,
-                               M.created_at)
+    found = await _children_of(c, list(parent_ids), "id", "parent_id", "role", "status",
+                               "created_at")
     found.sort(key=lambda r: (r.created_at, r.id))
     out: dict[str, list[dag.Node]] = {}
     for n in _nodes(found):
