@@ -302,7 +302,7 @@ def test_tree_state_machine(db_url, tmp_path):
         machine = type("Tree", (TreeMachine,), {"ctx": {"loop": loop, "client": client,
                                                         "db": rt.db}})
         run_state_machine_as_test(machine, settings=settings(
-            max_examples=30, stateful_step_count=25, deadline=None,
+            max_examples=40, stateful_step_count=25, deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]))
         loop.run_until_complete(client.aclose())
     finally:
