@@ -96,7 +96,11 @@ async def test_session_cookie_csrf_and_logout(new_user, app):
         r = await web.post("/api/conversations", json={}, headers={"X-CSRF-Token": b_csrf})
         assert r.status_code == 403
 
+        # a foreign page cannot log the user out: logout of a live session needs the token
         r = await web.post("/api/auth/logout")
+        assert r.status_code == 403
+        assert (await web.get("/api/me")).status_code == 200
+        r = await web.post("/api/auth/logout", headers={"X-CSRF-Token": csrf})
         assert r.status_code == 204
         _401(await web.get("/api/me"))
     # the old cookie value is dead on the server, not just forgotten by the client
@@ -120,3 +124,12 @@ async def test_expired_session_is_rejected(new_user, app):
 async def test_user_without_password_cannot_log_in(new_user, anon):
     a = await new_user()  # API-key-only account
     _401(await anon.post("/api/auth/login", json={"email": a.email, "password": "x"}))
+
+
+async def test_key_use_is_recorded(new_user, app):
+    from chatmem.auth import service
+
+    a = await new_user()
+    assert (await a.client.get("/api/me")).status_code == 200
+    keys = await service.list_keys(app.state.runtime.db, a.id)
+    assert keys[0]["last_used_at"] is not None

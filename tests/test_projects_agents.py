@@ -113,3 +113,23 @@ async def test_deleting_agent_cascades_to_its_conversations(app, new_user):
     assert (await a.client.get(f"/api/conversations/{cid}")).status_code == 404
     async with app.state.runtime.db.read() as c:
         assert (await c.execute(select(t.messages).where(t.messages.c.conversation_id == cid))).all() == []
+
+
+async def test_deleting_agent_with_a_deep_conversation(app, new_user):
+    """A chain deeper than SQLite's trigger-recursion limit (1,000) still cascades away."""
+    from chatmem.conversations import store
+
+    a = await new_user()
+    aid = (await a.client.post("/api/agents", json={"name": "Deep", "handle": "deep"})).json()["id"]
+    cid = (await a.client.post("/api/conversations", json={"agent_id": aid})).json()["id"]
+    db = app.state.runtime.db
+    async with db.write() as c:
+        conv = await store.get_conversation(c, a.id, cid)
+        parent = None
+        for i in range(1100):
+            row = await store.insert_message(c, conv, parent_id=parent, role="user",
+                                             blocks=[{"kind": "text", "text": str(i)}], user_id=a.id)
+            parent = row.id
+    assert (await a.client.delete(f"/api/agents/{aid}")).status_code == 204
+    async with db.read() as c:
+        assert (await c.execute(select(t.messages).where(t.messages.c.conversation_id == cid))).all() == []

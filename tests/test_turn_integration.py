@@ -47,3 +47,18 @@ async def test_inline_compaction_runs_before_the_call_and_is_announced(db_url):
         report = (await c.get(f"/api/conversations/{cid}/messages/{mid}")).json()["metadata"]["context"]
         assert report["compaction"]["ran"] is True
         assert report["total_tokens"] <= 1024
+
+
+async def test_edit_and_resend_of_the_first_message_starts_a_new_root(db_url):
+    async with running_app(db_url) as app, client_for(app) as c:
+        cid = (await c.post("/api/conversations", json={})).json()["id"]
+        first_mid, _ = await _finish(c, cid, "Frist question")
+        r = await c.post(f"/api/conversations/{cid}/messages",
+                         json={"content": "First question", "branch": True})
+        assert r.status_code == 202, r.text
+        mid = r.json()["assistant_message_id"]
+        assert (await stream(c, cid, mid))[-1]["type"] == "done"
+        page = (await c.get(f"/api/conversations/{cid}/messages")).json()["items"]
+        assert [m["role"] for m in page] == ["user", "assistant"]
+        assert page[0]["parent_id"] is None and page[0]["text"] == "First question"
+        assert page[0]["branch_count"] == 2 and page[0]["branch_index"] == 1

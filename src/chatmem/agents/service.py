@@ -14,6 +14,7 @@ from sqlalchemy import and_, delete, func, insert, or_, select, update
 
 from ..auth.models import Principal
 from ..contracts.base import Input
+from ..conversations.store import detach_messages
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
@@ -144,4 +145,8 @@ async def remove(db: Database, p: Principal, agent_id: str) -> None:
     """Delete an agent with its conversations, messages and memories (seed 000's CASCADE rules)."""
     async with db.write() as c:
         await get_owned(c, p, agent_id)
+        conv_ids = (await c.execute(select(C.id).where(C.agent_id == agent_id,
+                                                       C.user_id == p.id))).scalars().all()
+        if conv_ids:  # flat cascade: deep chains would exceed SQLite's trigger depth
+            await detach_messages(c, conv_ids)
         await c.execute(delete(t.agents).where(A.id == agent_id))

@@ -39,12 +39,16 @@ async def current_user(request: Request) -> Principal:
         raise Unauthorized("authentication required")
     p = await service.principal_for_session(rt.db, token)
     if request.method not in SAFE_METHODS:
-        sent = request.headers.get("x-csrf-token", "")
-        # bytes: compare_digest raises on non-ASCII str, and header values may be any latin-1
-        if not sent or not hmac.compare_digest(sent.encode("utf-8", "surrogateescape"),
-                                               p.csrf_token.encode()):
-            raise Forbidden("missing or wrong X-CSRF-Token", code="csrf_failed")
+        check_csrf(request, p)
     return p
+
+
+def check_csrf(request: Request, p: Principal) -> None:
+    sent = request.headers.get("x-csrf-token", "")
+    # bytes: compare_digest raises on non-ASCII str, and header values may be any latin-1
+    if not sent or not hmac.compare_digest(sent.encode("utf-8", "surrogateescape"),
+                                           p.csrf_token.encode()):
+        raise Forbidden("missing or wrong X-CSRF-Token", code="csrf_failed")
 
 
 async def current_admin(request: Request) -> Principal:

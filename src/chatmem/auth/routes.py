@@ -9,7 +9,8 @@ from pydantic import Field
 from ..contracts.base import Input
 from ..runtime import Runtime
 from . import service
-from .deps import CSRF_COOKIE, SESSION_COOKIE, current_user, get_runtime
+from ..errors import Unauthorized
+from .deps import CSRF_COOKIE, SESSION_COOKIE, check_csrf, current_user, get_runtime
 from .models import Principal
 
 router = APIRouter(prefix="/api", tags=["auth"])
@@ -51,9 +52,17 @@ async def magic(token: str, rt: Runtime = Depends(get_runtime)):
 
 @router.post("/auth/logout", status_code=204)
 async def logout(request: Request, response: Response, rt: Runtime = Depends(get_runtime)):
+    """End the web session. A live session must send its CSRF token (a foreign page cannot log
+    the user out); an expired or unknown cookie is simply cleared."""
     token = request.cookies.get(SESSION_COOKIE)
     if token:
-        await service.logout(rt.db, token)
+        try:
+            p = await service.principal_for_session(rt.db, token)
+        except Unauthorized:
+            p = None
+        if p is not None:
+            check_csrf(request, p)
+            await service.logout(rt.db, token)
     response.delete_cookie(SESSION_COOKIE, path="/")
     response.delete_cookie(CSRF_COOKIE, path="/")
     response.status_code = 204

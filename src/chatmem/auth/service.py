@@ -104,14 +104,25 @@ async def revoke_key(db: Database, key_id_or_prefix: str, user_id: str | None = 
         return (await c.execute(q.values(revoked_at=now_ms()))).rowcount
 
 
+#: ``api_keys.last_used_at`` is refreshed at most this often (a write per request would serialise
+#: every SQLite reader behind the writer for a timestamp nobody needs to the millisecond).
+KEY_TOUCH_MS = 60_000
+
+
 async def principal_for_key(db: Database, key: str) -> Principal:
+    K = t.api_keys.c
     async with db.read() as c:
         row = (await c.execute(
-            select(t.users).join(t.api_keys, t.api_keys.c.user_id == t.users.c.id)
-            .where(t.api_keys.c.key_hash == digest(key), t.api_keys.c.revoked_at.is_(None),
+            select(t.users, K.id.label("key_id"), K.last_used_at)
+            .join(t.api_keys, K.user_id == t.users.c.id)
+            .where(K.key_hash == digest(key), K.revoked_at.is_(None),
                    t.users.c.disabled == 0))).first()
     if row is None:
         raise Unauthorized("invalid or revoked API key")
+    now = now_ms()
+    if row.last_used_at is None or now - row.last_used_at >= KEY_TOUCH_MS:
+        async with db.write() as c:
+            await c.execute(update(t.api_keys).where(K.id == row.key_id).values(last_used_at=now))
     return _principal(row, "key")
 
 

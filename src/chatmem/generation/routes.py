@@ -80,7 +80,7 @@ async def start_turn_route(rt: Runtime, p: Principal, cid: str, body: MessageIn,
     """Registered as ``rt.extras["start_turn"]``; called by POST /api/conversations/{cid}/messages."""
     check_size(body.content, rt.settings.max_message_bytes)
     ids = await service.start_turn(rt, p, cid, body.content, parent_id=body.parent_id,
-                                   model=body.model, metadata=body.metadata)
+                                   model=body.model, metadata=body.metadata, branch=body.branch)
     return turn_response(rt, request, ids)
 
 

@@ -106,7 +106,9 @@ def _launch(rt, p: Principal, conv_id: str, user_mid: str, mid: str, model: Mode
 
 async def start_turn(rt, principal: Principal, conv_id: str, blocks: list[dict], *,
                      parent_id: str | None = None, model: str | None = None,
-                     metadata: dict | None = None) -> TurnIds:
+                     metadata: dict | None = None, branch: bool = False) -> TurnIds:
+    """``branch`` (edit-and-resend) takes ``parent_id`` literally: with no parent the new user
+    message is a new root beside the first one instead of following the active leaf."""
     p = principal
     blocks = blk.normalize(blocks)
     g = get_state(rt)
@@ -114,7 +116,7 @@ async def start_turn(rt, principal: Principal, conv_id: str, blocks: list[dict],
     async with rt.db.write() as c:
         conv = await store.get_conversation(c, p.id, conv_id, for_update=True)
         info = g.registry.resolve(model or conv.model_id or None)
-        explicit = parent_id is not None
+        explicit = parent_id is not None or branch
         parent = parent_id if explicit else conv.active_leaf_id
         if parent is not None:
             prow = await _message_in(c, conv_id, parent)

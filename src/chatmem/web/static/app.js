@@ -196,7 +196,8 @@ async function send(content, parentId) {
     state.conv = await api("POST", "/api/conversations", {});
   }
   const body = { content };
-  if (parentId !== undefined) body.parent_id = parentId;
+  // an edit: a sibling under the edited message's parent (a new root when it had none)
+  if (parentId !== undefined) { body.parent_id = parentId; body.branch = true; }
   await startTurn(`/api/conversations/${state.conv.id}/messages`, body);
 }
 
