@@ -221,10 +221,11 @@ async def _shielded(coro):
 
 async def _poll(rt, message_id: str, seq: int, first: bool):
     async with rt.db.read() as c:
+        # The status is read BEFORE the events: under READ COMMITTED (PostgreSQL) every statement
+        # sees its own snapshot, so a row seen ended guarantees its closing event is in ``rows``.
+        status = (await c.execute(select(M.status).where(M.id == message_id))).scalar()
         rows = await ev.read_after(c, message_id, seq)
-        status = lo = None
-        if first or len(rows) < 200:
-            status = (await c.execute(select(M.status).where(M.id == message_id))).scalar()
+        lo = None
         if first:
             lo, _ = await ev.bounds(c, message_id)
     return rows, status, lo
@@ -279,6 +280,8 @@ async def follow_batches(rt, message_id: str, after_seq: int = 0) -> AsyncIterat
                 # the ones the sweeper wrote after them): give it the saved message and the
                 # closing event, without sequence numbers
                 yield await _shielded(_snapshot_end(rt, message_id))
+            elif (hi or 0) > seq:
+                continue  # events committed since our read: fetch them (they end with the terminal)
             elif not (last and last[0]["type"] in TERMINAL):
                 # finished without a closing event (a log-mode message): close cleanly
                 yield (await _shielded(_snapshot_end(rt, message_id)))[1:]
