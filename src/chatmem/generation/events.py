@@ -54,8 +54,9 @@ class LiveLog:
         wake, self._wake = self._wake, asyncio.Event()
         wake.set()
 
-    async def batches(self, after: int):
-        """Yield lists of events with seq > after until the log is closed and drained."""
+    async def batches(self, after: int, idle_s: float | None = None):
+        """Yield lists of events with seq > after until the log is closed and drained; with
+        ``idle_s``, an empty list after that long without events (the SSE keep-alive)."""
         seq = after
         while True:
             if len(self.events) > seq:
@@ -65,7 +66,14 @@ class LiveLog:
                 continue
             if self.closed:
                 return
-            await self._wake.wait()
+            if idle_s is None:
+                await self._wake.wait()
+                continue
+            try:
+                async with asyncio.timeout(idle_s):  # a timer, not a task per wait
+                    await self._wake.wait()
+            except TimeoutError:
+                yield []
 
 
 async def insert_events(c: AsyncConnection, message_id: str, events: list[dict]) -> None:

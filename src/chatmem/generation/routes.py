@@ -7,7 +7,6 @@ Content negotiation: a turn-starting POST answers with the SSE stream when the c
 
 from __future__ import annotations
 
-import asyncio
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -41,25 +40,9 @@ class StopIn(Input):
 
 async def sse_body(rt: Runtime, message_id: str, after: int):
     """SSE text for a message's events after ``after``, with ``: ping`` while nothing happens."""
-    batches = service.follow_batches(rt, message_id, after)
-    ping = rt.settings.ping_interval_s
-    nxt = asyncio.ensure_future(batches.__anext__())
-    try:
-        while True:
-            done, _ = await asyncio.wait({nxt}, timeout=ping)
-            if not done:
-                yield PING
-                continue
-            try:
-                batch = nxt.result()
-            except StopAsyncIteration:
-                return
-            yield frames(batch)
-            nxt = asyncio.ensure_future(batches.__anext__())
-    finally:
-        nxt.cancel()
-        await asyncio.gather(nxt, return_exceptions=True)
-        await batches.aclose()
+    async for batch in service.follow_batches(rt, message_id, after,
+                                              idle_s=rt.settings.ping_interval_s):
+        yield frames(batch) if batch else PING
 
 
 def wants_sse(request: Request) -> bool:

@@ -238,22 +238,30 @@ async def _last_event(rt, message_id: str):
     return hi, last
 
 
-async def follow_batches(rt, message_id: str, after_seq: int = 0) -> AsyncIterator[list[dict]]:
-    """Like ``follow`` but yields lists of events (what the SSE writer sends in one write)."""
+async def follow_batches(rt, message_id: str, after_seq: int = 0, *,
+                         idle_s: float | None = None) -> AsyncIterator[list[dict]]:
+    """Like ``follow`` but yields lists of events (what the SSE writer sends in one write); with
+    ``idle_s``, also an empty list whenever that long passed without events (keep-alive)."""
     g = get_state(rt)
     seq = max(0, after_seq)
     live = g.live.get(message_id)
     if live is not None:
-        async for batch in live.batches(seq):
+        async for batch in live.batches(seq, idle_s):
             yield batch
+            if not batch:
+                continue
             seq = batch[-1]["seq"]
             if batch[-1]["type"] in TERMINAL:
                 return
         # the turn lost its lease here: the rest (the sweeper's error) is in the database
     poll = rt.settings.follow_poll_ms / 1000
     first = True
+    loop = asyncio.get_running_loop()
+    quiet_since = loop.time()
     while True:
         rows, status, lo = await _shielded(_poll(rt, message_id, seq, first))
+        if rows:
+            quiet_since = loop.time()
         if first:
             first = False
             if status is None:
@@ -288,9 +296,12 @@ async def follow_batches(rt, message_id: str, after_seq: int = 0) -> AsyncIterat
             return
         live = g.live.get(message_id)
         if live is not None:  # the turn started here after all (unlikely): switch to memory
-            async for batch in follow_batches(rt, message_id, seq):
+            async for batch in follow_batches(rt, message_id, seq, idle_s=idle_s):
                 yield batch
             return
+        if idle_s is not None and loop.time() - quiet_since >= idle_s:
+            quiet_since = loop.time()
+            yield []
         await asyncio.sleep(poll)
 
 

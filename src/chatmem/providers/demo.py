@@ -98,9 +98,14 @@ def compose_reply(messages: list[ChatMessage], min_tokens: int) -> str:
         parts.append(f"Summary of our earlier conversation: {_clip(summary, 240)}")
     parts.append(f"This is message {turns} from you in this conversation.")
     text = " ".join(parts)
-    while len(text.split()) < min_tokens:
-        text += " " + FILLER
+    have, per = len(text.split()), len(FILLER.split())
+    if have < min_tokens:
+        text += (" " + FILLER) * -(-(min_tokens - have) // per)  # ceil: whole fillers
     return text
+
+
+#: Words delivered per loop turn when the demo runs at 0 ms per token.
+CHUNK = 8
 
 
 class DemoProvider:
@@ -119,7 +124,12 @@ class DemoProvider:
         if max_tokens and len(words) > max_tokens:
             words, stop = words[:max_tokens], "max_tokens"
         for i, w in enumerate(words):
-            await asyncio.sleep(self.delay_s)
+            if self.delay_s:
+                await asyncio.sleep(self.delay_s)
+            elif i % CHUNK == 0:
+                # At 0 ms per token, words arrive the way a real stream delivers them: several
+                # per network read, with the event loop free between reads.
+                await asyncio.sleep(0)
             yield TextDelta(w if i == 0 else " " + w)
         yield Usage(input_tokens=sum(estimate_tokens(m.content) for m in messages),
                     output_tokens=len(words))
