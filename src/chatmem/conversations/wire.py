@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
 from ..contracts.base import Input
 from ..errors import BadRequest
@@ -99,7 +99,15 @@ class ConversationPatch(Input):
     archived: bool | None = None
 
 
-Content = str | list[dict[str, Any]]
+def _blocks(v) -> list[dict]:
+    try:
+        return blk.normalize(v)
+    except blk.BlockError as e:
+        raise ValueError(str(e)) from None
+
+
+#: Message content on the wire: a string or a list of typed blocks, normalised to blocks.
+Content = Annotated[str | list[dict[str, Any]], AfterValidator(_blocks)]
 
 
 class MessageIn(Input):
@@ -113,14 +121,6 @@ class MessageIn(Input):
     generate: bool | None = None
     metadata: dict[str, Any] | None = None
 
-    @field_validator("content")
-    @classmethod
-    def _content(cls, v):
-        try:
-            return blk.normalize(v)
-        except blk.BlockError as e:
-            raise ValueError(str(e)) from None
-
     @property
     def log_mode(self) -> bool:
         return self.role == "assistant" or self.generate is False
@@ -128,14 +128,6 @@ class MessageIn(Input):
 
 class MessagePatch(Input):
     content: Content
-
-    @field_validator("content")
-    @classmethod
-    def _content(cls, v):
-        try:
-            return blk.normalize(v)
-        except blk.BlockError as e:
-            raise ValueError(str(e)) from None
 
 
 class LeafIn(Input):
