@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 from sqlalchemy import and_, delete, func, insert, or_, select, update
 
 from ..auth.models import Principal
-from ..contracts.base import Input
+from ..contracts.base import Input, Name
 from ..conversations.store import detach_messages
 from ..db import schema as t
 from ..db.clock import now_ms
@@ -27,17 +27,9 @@ C = t.conversations.c
 PROMPT_MAX = 4000
 
 
-def _strip(v):
-    if isinstance(v, str):
-        v = v.strip()
-        if not v:
-            raise ValueError("must not be blank")
-    return v
-
-
 class AgentIn(Input):
-    name: str = Field(min_length=1, max_length=120)
-    handle: str = Field(min_length=1, max_length=120)
+    name: Name
+    handle: Name
     headline: str = Field(default="", max_length=200)
     description: str = Field(default="", max_length=2000)
     story_background: str = Field(default="", max_length=PROMPT_MAX)
@@ -50,12 +42,10 @@ class AgentIn(Input):
     visibility: Literal["private", "public"] = "private"
     status: Literal["draft", "published", "archived"] = "published"
 
-    _s = field_validator("name", "handle")(classmethod(lambda cls, v: _strip(v)))
-
 
 class AgentPatch(Input):
-    name: str | None = Field(default=None, min_length=1, max_length=120)
-    handle: str | None = Field(default=None, min_length=1, max_length=120)
+    name: Name | None = None
+    handle: Name | None = None
     headline: str | None = Field(default=None, max_length=200)
     description: str | None = Field(default=None, max_length=2000)
     story_background: str | None = Field(default=None, max_length=PROMPT_MAX)
@@ -67,8 +57,6 @@ class AgentPatch(Input):
     image_key: str | None = Field(default=None, max_length=500)
     visibility: Literal["private", "public"] | None = None
     status: Literal["draft", "published", "archived"] | None = None
-
-    _s = field_validator("name", "handle")(classmethod(lambda cls, v: _strip(v)))
 
 
 def agent_out(row) -> dict:

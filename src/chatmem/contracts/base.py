@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Annotated, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 T = TypeVar("T")
 
@@ -22,3 +22,14 @@ class Output(BaseModel):
 class Page(Output, Generic[T]):
     items: list[T]
     next_cursor: str | None = None
+
+
+def _not_blank(v: str) -> str:
+    v = v.strip()
+    if not v:
+        raise ValueError("must not be blank")
+    return v
+
+
+#: A display name: 1–120 characters, surrounding spaces stripped, never blank (seed 000's limit).
+Name = Annotated[str, Field(min_length=1, max_length=120), AfterValidator(_not_blank)]

@@ -3,12 +3,12 @@ enforced by the database's expression index, reported to the caller as a 409."""
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from pydantic import Field
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..auth.models import Principal
-from ..contracts.base import Input
+from ..contracts.base import Input, Name
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
@@ -19,17 +19,8 @@ P = t.projects.c
 FLAGS = ("pinned", "auto_add_uploads", "is_public")
 
 
-def _name(v: str | None) -> str | None:
-    if v is None:
-        return v
-    v = v.strip()
-    if not v:
-        raise ValueError("name must not be blank")
-    return v
-
-
 class ProjectIn(Input):
-    name: str = Field(min_length=1, max_length=120)
+    name: Name
     description: str = Field(default="", max_length=2000)
     instructions: str = Field(default="", max_length=20000)
     accent: str = Field(default="violet", min_length=1, max_length=32)
@@ -38,11 +29,9 @@ class ProjectIn(Input):
     auto_add_uploads: bool = False
     is_public: bool = True
 
-    _n = field_validator("name")(classmethod(lambda cls, v: _name(v)))
-
 
 class ProjectPatch(Input):
-    name: str | None = Field(default=None, min_length=1, max_length=120)
+    name: Name | None = None
     description: str | None = Field(default=None, max_length=2000)
     instructions: str | None = Field(default=None, max_length=20000)
     accent: str | None = Field(default=None, min_length=1, max_length=32)
@@ -50,8 +39,6 @@ class ProjectPatch(Input):
     pinned: bool | None = None
     auto_add_uploads: bool | None = None
     is_public: bool | None = None
-
-    _n = field_validator("name")(classmethod(lambda cls, v: _name(v)))
 
 
 def project_out(row) -> dict:
