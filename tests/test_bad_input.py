@@ -193,3 +193,35 @@ async def test_not_owned_edit_and_delete_are_404(world, new_user, app):
     _err(await b.client.delete(f"/api/conversations/{cid}"), 404, "not_found")
     _err(await b.client.patch(f"/api/conversations/{cid}", json={"title": "x"}), 404, "not_found")
     await _unchanged(app, a, cid, snap)
+
+
+async def test_empty_reference_ids_are_rejected_not_a_server_error(app, new_user):
+    """Found by schemathesis: "" as a project/agent id reached the foreign key (500)."""
+    a = await new_user()
+    for body in ({"project_id": ""}, {"agent_id": ""}, {"model": ""}):
+        r = await a.client.post("/api/conversations", json=body)
+        assert r.status_code == 422, (body, r.text)
+    r = await a.client.post("/api/me/memories", json={"memory_text": "x", "agent_id": ""})
+    assert r.status_code == 422, r.text
+    assert (await a.client.get("/api/conversations")).json()["items"] == []
+
+
+async def test_nul_characters_are_refused_everywhere(app, new_user):
+    """Found by schemathesis on PostgreSQL: NUL in a body or a URL was a 500 (PG text cannot
+    hold NUL) — now a clear 4xx on both databases, with nothing written."""
+    a = await new_user()
+    r = await a.client.post("/api/agents", json={"name": "A", "handle": "a", "default_prompt": "x\x00y"})
+    assert r.status_code == 422 and "NUL" in r.text
+    r = await a.client.post("/api/conversations", json={"title": "t\x00"})
+    assert r.status_code == 422
+    r = await a.client.get("/api/conversations", params={"agent_id": "\x00"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "bad_request"
+    r = await a.client.get("/api/conversations/%00")
+    assert r.status_code == 400
+    r = await a.client.get("/rpc/chat/inbox/x/messages", params={"cursor": "\x00"})
+    assert r.status_code == 400 and r.json()["ok"] is False
+    r = await a.client.post("/rpc/chat/inbox", json={"messages": [{"role": "user", "parts": [
+        {"type": "text", "text": "hi\x00"}]}], "conversation": {"id": "x"}})
+    assert r.status_code == 400 and r.json()["ok"] is False
+    assert (await a.client.get("/api/agents")).json()["items"] == []
+    assert (await a.client.get("/api/conversations")).json()["items"] == []

@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .config import Settings, get_settings
@@ -63,6 +64,14 @@ def install_error_handlers(app: FastAPI) -> None:
         msg = "request validation failed" + (" (a field is too long)" if too_long else "")
         return _error_json(422, "validation_error", msg, details)
 
+    @app.exception_handler(DBAPIError)
+    async def _db_error(_req: Request, exc: DBAPIError):
+        # Safety net behind the request models: PostgreSQL refuses NUL in text ("0x00" /
+        # "\u0000"); the transaction was rolled back, so nothing was written.
+        if "0x00" in str(exc.orig) or "\\u0000" in str(exc.orig):
+            return _error_json(422, "validation_error", "text must not contain NUL characters")
+        raise exc
+
     @app.exception_handler(StarletteHTTPException)
     async def _http(_req: Request, exc: StarletteHTTPException):
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
@@ -83,6 +92,28 @@ def create_runtime(settings: Settings) -> Runtime:
     return rt
 
 
+class RejectNulInUrl:
+    """ASGI middleware: a NUL byte in the path or query string answers 400 before any route runs
+    (bodies are checked by the request models). PostgreSQL text cannot hold NUL; without this a
+    crafted id such as ``%00`` became a 500 on PostgreSQL and a silent miss on SQLite."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and ("\x00" in scope.get("path", "")
+                                        or b"%00" in scope.get("query_string", b"")
+                                        or b"\x00" in scope.get("query_string", b"")):
+            path = scope.get("path", "")
+            body = {"error": {"code": "bad_request", "message": "NUL characters are not allowed in URLs",
+                              "details": None}}
+            if path.startswith("/rpc"):
+                body = {"ok": False, "error": body["error"], "meta": {"requestId": "", "timestamp": ""}}
+            await JSONResponse(body, status_code=400)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     rt = create_runtime(settings)
@@ -98,6 +129,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="chatmem", version="0.1.0", lifespan=lifespan)
     app.state.runtime = rt
+    app.add_middleware(RejectNulInUrl)
     install_error_handlers(app)
 
     @app.get("/api/health", tags=["meta"])

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+
+from ..contracts.base import RejectNul
 from typing_extensions import Annotated
 
 T = TypeVar("T")
@@ -28,7 +30,7 @@ FEEDBACK_REASONS: tuple[str, ...] = FeedbackReason.__args__  # type: ignore[attr
 NonNegInt = Annotated[int, Field(ge=0, strict=True)]
 
 
-class ZodIn(BaseModel):
+class ZodIn(RejectNul):
     """A request object: like ``z.object`` — unknown keys are stripped."""
 
     model_config = ConfigDict(extra="ignore")

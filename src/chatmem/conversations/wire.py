@@ -83,9 +83,9 @@ def decode_cursor(cursor: str, types: tuple[type, ...]) -> tuple:
 
 class ConversationIn(Input):
     title: str | None = Field(default=None, max_length=200)
-    project_id: str | None = Field(default=None, max_length=64)
-    agent_id: str | None = Field(default=None, max_length=64)
-    model: str | None = Field(default=None, max_length=200)
+    project_id: str | None = Field(default=None, min_length=1, max_length=64)
+    agent_id: str | None = Field(default=None, min_length=1, max_length=64)
+    model: str | None = Field(default=None, min_length=1, max_length=200)
     pinned: bool = False
     starred: bool = False
 

@@ -26,7 +26,7 @@ class MemoryIn(Input):
     value: str = Field(default="", max_length=500)
     importance: int = Field(default=3, ge=1, le=5)
     status: Literal["ACTIVE", "QUERY_DEPENDENT"] = "ACTIVE"
-    agent_id: str | None = Field(default=None, max_length=64)
+    agent_id: str | None = Field(default=None, min_length=1, max_length=64)
     valid_from: int | None = Field(default=None, ge=0)
     valid_until: int | None = Field(default=None, ge=0)
 
