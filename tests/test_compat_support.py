@@ -16,6 +16,8 @@ from chatmem.db import schema as t
 from chatmem.db.clock import now_ms
 from chatmem.db.ids import new_id
 
+from .social_support import count_rows  # noqa: F401 - re-exported for the compat tests
+
 T = TypeVar("T", bound=BaseModel)
 
 
@@ -89,11 +91,3 @@ async def insert_messages(app, conv_id: str, rows: list[dict]) -> list[str]:
     return ids
 
 
-async def count_rows(app, table, **where) -> int:
-    from sqlalchemy import func
-
-    q = select(func.count()).select_from(table)
-    for k, v in where.items():
-        q = q.where(table.c[k] == v)
-    async with db_of(app).read() as c:
-        return (await c.execute(q)).scalar_one()

@@ -35,6 +35,17 @@ def _run(coro):
     return asyncio.run(coro)
 
 
+def _run_or_exit(fn):
+    """Run ``fn(db, settings)``; an ApiError (bad email, unknown user…) exits 1 with its message."""
+    from ..errors import ApiError
+
+    try:
+        return _run(_with_db(fn))
+    except ApiError as e:
+        console.print(f"[red]error:[/red] {e.message}")
+        raise typer.Exit(1) from None
+
+
 async def _with_db(fn):
     s = get_settings()
     db = Database(s.database_url)
@@ -106,14 +117,9 @@ def users_create(
 ) -> None:
     """Create a user; the new API key is the last line of the output (shown once)."""
     from ..auth import service
-    from ..errors import ApiError
 
     upgrade(get_settings().database_url)
-    try:
-        user, key = _run(_with_db(lambda db, s: service.create_user(db, email, name, password, admin)))
-    except ApiError as e:
-        console.print(f"[red]error:[/red] {e.message}")
-        raise typer.Exit(1) from None
+    user, key = _run_or_exit(lambda db, s: service.create_user(db, email, name, password, admin))
     console.print(f"created {user['role']} {user['email']} ({user['id']})")
     print(key)
 
@@ -137,17 +143,12 @@ def keys_create(
 ) -> None:
     """Create an API key for a user; the key is the last line of the output (shown once)."""
     from ..auth import service
-    from ..errors import ApiError
 
     async def go(db, s):
         user = await service.find_user(db, email)
         return await service.create_key(db, user.id, name)
 
-    try:
-        kid, key = _run(_with_db(go))
-    except ApiError as e:
-        console.print(f"[red]error:[/red] {e.message}")
-        raise typer.Exit(1) from None
+    kid, key = _run_or_exit(go)
     console.print(f"created key {kid}")
     print(key)
 
@@ -174,6 +175,6 @@ def keys_list(email: str = typer.Option(..., "--email")) -> None:
         return await service.list_keys(db, user.id)
 
     table = Table("id", "name", "prefix", "revoked")
-    for k in _run(_with_db(go)):
+    for k in _run_or_exit(go):
         table.add_row(k["id"], k["name"], k["prefix"], "yes" if k["revoked_at"] else "")
     console.print(table)
