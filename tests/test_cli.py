@@ -95,3 +95,12 @@ def test_first_serve_creates_admin_and_prints_key_and_login_link(env):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_migrate_creates_the_sqlite_folder(tmp_path):
+    """A fresh checkout has no ./data/: the first `chatmem migrate`/`serve` must create it."""
+    target = tmp_path / "not" / "yet" / "there.db"
+    env = dict(os.environ, CHATMEM_DATABASE_URL=f"sqlite:///{target}")
+    r = run(["migrate"], env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert target.exists()

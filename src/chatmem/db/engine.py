@@ -40,9 +40,11 @@ def is_sqlite(url: str) -> bool:
     return make_url(normalize_url(url)).get_backend_name() == "sqlite"
 
 
-def _ensure_sqlite_dir(url: str) -> None:
-    db = make_url(url).database
-    if db and db != ":memory:" and not db.startswith("file:"):
+def ensure_sqlite_dir(url: str) -> None:
+    """Create the folder of a SQLite database file (no-op for other URLs and in-memory DBs)."""
+    u = make_url(url)
+    db = u.database
+    if u.get_backend_name() == "sqlite" and db and db != ":memory:" and not db.startswith("file:"):
         parent = os.path.dirname(os.path.abspath(db))
         os.makedirs(parent, exist_ok=True)
 
@@ -56,7 +58,7 @@ class Database:
         self.sqlite = self.dialect == "sqlite"
         self._write_lock = asyncio.Lock() if self.sqlite else None
         if self.sqlite:
-            _ensure_sqlite_dir(self.url)
+            ensure_sqlite_dir(self.url)
             self.engine: AsyncEngine = create_async_engine(
                 self.url, echo=echo, connect_args={"timeout": 30}
             )

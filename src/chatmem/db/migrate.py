@@ -8,7 +8,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
-from .engine import normalize_url
+from .engine import ensure_sqlite_dir, normalize_url
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -45,6 +45,7 @@ def _in_thread(fn, *args) -> None:
 
 
 def upgrade(url: str, revision: str = "head") -> None:
+    ensure_sqlite_dir(normalize_url(url))  # a fresh checkout has no ./data/ yet
     _in_thread(command.upgrade, alembic_config(url), revision)
 
 
