@@ -56,6 +56,7 @@ def test_login_browse_switch_branch_logout(browser, server, db_url):
     page.fill("input[name=password]", "s3cret-pass")
     page.click("button[type=submit]")
     page.wait_for_selector("#conversations li:has-text('Branchy')")
+    assert page.is_hidden("#login") and page.is_visible("#composer")  # the form really goes away
     page.wait_for_selector(".msg.assistant:has-text('Second answer')")
     assert page.inner_text(".msg.assistant .branch-pos") == "2/2"
     page.click(".msg.assistant .branch-prev")
@@ -65,6 +66,7 @@ def test_login_browse_switch_branch_logout(browser, server, db_url):
     assert api.get(f"/api/conversations/{cid}").json()["active_leaf_id"] != q["id"]
     page.click("#logout")
     page.wait_for_selector("#login-form")
+    assert page.is_hidden("#app")
     page.reload()
     page.wait_for_selector("#login-form")
     page.close()

@@ -244,9 +244,12 @@ async function boot() {
     $("#me").textContent = me.email;
     $("#login").hidden = true; $("#app").hidden = false;
     await loadConversations();
-    const first = document.querySelector("#conversations li");
-    if (first) await openConversation(first.dataset.id);
-  } catch (_) { showLogin(); }
+  } catch (e) {
+    showLogin();
+    return;
+  }
+  const first = document.querySelector("#conversations li");
+  if (first) await openConversation(first.dataset.id).catch((e) => console.error(e));
 }
 
 $("#login-form").onsubmit = async (e) => {
