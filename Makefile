@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: serve test install install-test migrate bench clean
+.PHONY: serve test install install-test migrate bench clean chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -26,8 +26,16 @@ serve: $(STAMP)
 migrate: $(STAMP)
 	$(BIN)/chatmem migrate
 
-test: $(TEST_STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+# The browser tests drive Debian's Chromium (Playwright never downloads its own); the PostgreSQL
+# variants run against the local server when one answers on 127.0.0.1:5432.
+chromium:
+	@test -x /usr/bin/chromium || ! command -v apt-get >/dev/null || [ "$$(id -u)" != 0 ] || \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+
+test: $(TEST_STAMP) chromium
+	@if [ -z "$$CHATMEM_TEST_POSTGRES_URL" ] && pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then \
+	  export CHATMEM_TEST_POSTGRES_URL=postgresql://postgres@127.0.0.1:5432/postgres; fi; \
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/tree.py
