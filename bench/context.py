@@ -40,8 +40,24 @@ from chatmem.providers.base import ModelInfo
 from chatmem.runtime import Runtime
 
 MODEL = ModelInfo(id="demo", provider="demo", context_window=8192, max_output=1024)
-WORDS = ("plan", "trip", "Lisbon", "budget", "museum", "coffee", "train", "hotel", "friday",
-         "dinner", "python", "deadline", "garden", "music", "running", "book")
+WORDS = (
+    "plan",
+    "trip",
+    "Lisbon",
+    "budget",
+    "museum",
+    "coffee",
+    "train",
+    "hotel",
+    "friday",
+    "dinner",
+    "python",
+    "deadline",
+    "garden",
+    "music",
+    "running",
+    "book",
+)
 
 
 def sentence(i: int, n: int = 18) -> str:
@@ -59,26 +75,51 @@ async def bulk_conversation(db: Database, user_id: str, n_messages: int) -> str:
         mid = new_id("msg")
         role = "user" if i % 2 == 0 else "assistant"
         blocks = [{"kind": "text", "text": sentence(i)}]
-        rows.append(dict(id=mid, conversation_id=cid, parent_id=parent, role=role, blocks=blocks,
-                         search_text=blocks[0]["text"], status="complete",
-                         created_at=base + i * 1000, user_id=user_id, depth=i))
+        rows.append(
+            dict(
+                id=mid,
+                conversation_id=cid,
+                parent_id=parent,
+                role=role,
+                blocks=blocks,
+                search_text=blocks[0]["text"],
+                status="complete",
+                created_at=base + i * 1000,
+                user_id=user_id,
+                depth=i,
+            )
+        )
         parent = mid
     for k in range(0, len(rows), 1000):
         async with db.write() as c:
-            await c.execute(insert(t.messages), rows[k:k + 1000])
+            await c.execute(insert(t.messages), rows[k : k + 1000])
     async with db.write() as c:
         await store.set_leaf(c, cid, parent)
-        await c.execute(t.conversations.update().where(t.conversations.c.id == cid)
-                        .values(message_count=n_messages))
+        await c.execute(
+            t.conversations.update()
+            .where(t.conversations.c.id == cid)
+            .values(message_count=n_messages)
+        )
     return cid
 
 
 async def add_memories(db: Database, user_id: str, n: int) -> None:
     now = now_ms()
     types = ("preference", "identity", "location", "habit", "goal", "constraint")
-    rows = [dict(id=new_id("mem"), user_id=user_id, memory_text=f"The user {sentence(i, 8)}",
-                 memory_type=types[i % len(types)], slot=f"slot_{i}", value=str(i),
-                 importance=1 + i % 5, created_at=now - i, updated_at=now - i) for i in range(n)]
+    rows = [
+        dict(
+            id=new_id("mem"),
+            user_id=user_id,
+            memory_text=f"The user {sentence(i, 8)}",
+            memory_type=types[i % len(types)],
+            slot=f"slot_{i}",
+            value=str(i),
+            importance=1 + i % 5,
+            created_at=now - i,
+            updated_at=now - i,
+        )
+        for i in range(n)
+    ]
     async with db.write() as c:
         await c.execute(insert(t.memories), rows)
 
@@ -91,8 +132,14 @@ async def principal(db: Database) -> Principal:
 async def steady_state(rt: Runtime, user: Principal, cid: str) -> None:
     summ = cp.ExtractiveSummarizer(counter_for(MODEL.encoding))
     for _ in range(10):
-        res = await cp.compact(rt.db, conversation_id=cid, user_id=user.id, settings=rt.settings,
-                               model=MODEL, summarizer=summ)
+        res = await cp.compact(
+            rt.db,
+            conversation_id=cid,
+            user_id=user.id,
+            settings=rt.settings,
+            model=MODEL,
+            summarizer=summ,
+        )
         if not res.compacted:
             return
 
@@ -105,9 +152,16 @@ async def time_turns(rt: Runtime, user: Principal, cid: str, iterations: int) ->
     for i in range(iterations + 3):
         t0 = time.perf_counter()
         async with rt.db.read() as c:
-            tc = await ctx.build_turn_context(c, settings=rt.settings, conv=conv,
-                                              parent_id=conv.active_leaf_id, model=MODEL,
-                                              principal=user, rt=rt, allow_inline=False)
+            tc = await ctx.build_turn_context(
+                c,
+                settings=rt.settings,
+                conv=conv,
+                parent_id=conv.active_leaf_id,
+                model=MODEL,
+                principal=user,
+                rt=rt,
+                allow_inline=False,
+            )
         if i >= 3:  # warm-up: encodings, statement caches
             samples.append(time.perf_counter() - t0)
         report = tc.report
@@ -154,20 +208,28 @@ async def run(url: str, label: str, iterations: int) -> None:
             rt.extras["memory_source"] = source
 
         def line(name, secs, rep):
-            return (f"[{label}] {name:<34}{secs * 1000:8.2f} ms  ({rep['total_tokens']} tokens, "
-                    f"{len(rep['message_ids'])} msgs, {len(rep['memory_ids'])} memories, "
-                    f"{len(rep['summary_block_ids'])} summary blocks)")
+            return (
+                f"[{label}] {name:<34}{secs * 1000:8.2f} ms  ({rep['total_tokens']} tokens, "
+                f"{len(rep['message_ids'])} msgs, {len(rep['memory_ids'])} memories, "
+                f"{len(rep['summary_block_ids'])} summary blocks)"
+            )
 
         print(f"[{label}] memory source: {hook}; one user with 500 memories")
         print(line("100 messages:", t_small, r_small))
         print(line("10,000 messages:", t_big, r_big))
-        print(f"[{label}] RATIO 10,000 / 100 messages, 500 memories (target <= 2.0): "
-              f"{t_big / t_small:.2f}")
+        print(
+            f"[{label}] RATIO 10,000 / 100 messages, 500 memories (target <= 2.0): "
+            f"{t_big / t_small:.2f}"
+        )
         print(f"[{label}]   without the memory source:            {t_big_nm / t_small_nm:.2f}")
-        print(f"[{label}]   with no compaction (window-bounded walk): {t_big_raw / t_small_raw:.2f}"
-              f"  ({len(r_big_raw['message_ids'])} of 10,000 msgs fit)")
-        print(f"[{label}]   10,000 msgs + 500 memories / 100 msgs + no memories: "
-              f"{t_big / t_bare:.2f}  (memory retrieval is a fixed, bounded cost)")
+        print(
+            f"[{label}]   with no compaction (window-bounded walk): {t_big_raw / t_small_raw:.2f}"
+            f"  ({len(r_big_raw['message_ids'])} of 10,000 msgs fit)"
+        )
+        print(
+            f"[{label}]   10,000 msgs + 500 memories / 100 msgs + no memories: "
+            f"{t_big / t_bare:.2f}  (memory retrieval is a fixed, bounded cost)"
+        )
     finally:
         await rt.db.dispose()
 
@@ -178,9 +240,13 @@ async def pg_database(admin_url: str) -> tuple[str, str]:
 
     u = make_url(admin_url)
     name = f"chatmem_bench_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-    conn = await asyncpg.connect(host=u.host or "127.0.0.1", port=u.port or 5432,
-                                 user=u.username or "postgres", password=u.password,
-                                 database="postgres")
+    conn = await asyncpg.connect(
+        host=u.host or "127.0.0.1",
+        port=u.port or 5432,
+        user=u.username or "postgres",
+        password=u.password,
+        database="postgres",
+    )
     try:
         await conn.execute(f'CREATE DATABASE "{name}"')
     finally:
@@ -193,9 +259,13 @@ async def pg_drop(admin_url: str, name: str) -> None:
     from sqlalchemy.engine import make_url
 
     u = make_url(admin_url)
-    conn = await asyncpg.connect(host=u.host or "127.0.0.1", port=u.port or 5432,
-                                 user=u.username or "postgres", password=u.password,
-                                 database="postgres")
+    conn = await asyncpg.connect(
+        host=u.host or "127.0.0.1",
+        port=u.port or 5432,
+        user=u.username or "postgres",
+        password=u.password,
+        database="postgres",
+    )
     try:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
@@ -208,7 +278,9 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         asyncio.run(run(f"sqlite:///{d}/bench.db", "sqlite", args.iterations))
-    admin = os.environ.get("CHATMEM_BENCH_POSTGRES_URL") or os.environ.get("CHATMEM_TEST_POSTGRES_URL")
+    admin = os.environ.get("CHATMEM_BENCH_POSTGRES_URL") or os.environ.get(
+        "CHATMEM_TEST_POSTGRES_URL"
+    )
     if not admin:
         print("[postgres] skipped: set CHATMEM_BENCH_POSTGRES_URL", file=sys.stderr)
         return

@@ -39,21 +39,38 @@ from chatmem.db.migrate import upgrade  # noqa: E402
 from chatmem.memory import retrieval  # noqa: E402
 from chatmem.memory.extract import SourceMessage, rule_candidates  # noqa: E402
 
-WORDS = ("coffee tea jazz hiking Berlin Paris python rust chess cat dog garden piano novel "
-         "marathon sushi cycling photography football museum sunrise vegan allergy").split()
+WORDS = (
+    "coffee tea jazz hiking Berlin Paris python rust chess cat dog garden piano novel "
+    "marathon sushi cycling photography football museum sunrise vegan allergy"
+).split()
 TYPES = ("location", "preference", "identity", "schedule", "habit", "goal", "constraint")
 STATUSES = ("ACTIVE",) * 6 + ("QUERY_DEPENDENT", "STALE", "DISABLED", "DELETED")
-QUERIES = ("What should I cook tonight with sushi?", "Any tips for my marathon training?",
-           "Recommend a novel about Berlin", "How do I care for my cat?")
+QUERIES = (
+    "What should I cook tonight with sushi?",
+    "Any tips for my marathon training?",
+    "Recommend a novel about Berlin",
+    "How do I care for my cat?",
+)
 
 CORPUS = [
-    "My name is Alice and I live in Paris.", "I moved to Berlin last month.",
-    "Can you help me write an email to my landlord?", "I'm allergic to peanuts.",
-    "Please don't use emojis.", "I usually work out in the morning.", "What's the capital of Peru?",
-    "My favourite colour is green.", "I work as a nurse in the night shift.",
-    "我叫小明，今年28岁。", "我住在上海。", "以后回复我尽量直接一点。", "今天天气怎么样？", "我对花生过敏。",
-    "I'm in Tokyo this week for a conference.", "Thanks, that was helpful!",
-    "我正在学习日语，我的目标是考上研究生。", "Tell me a joke about databases.",
+    "My name is Alice and I live in Paris.",
+    "I moved to Berlin last month.",
+    "Can you help me write an email to my landlord?",
+    "I'm allergic to peanuts.",
+    "Please don't use emojis.",
+    "I usually work out in the morning.",
+    "What's the capital of Peru?",
+    "My favourite colour is green.",
+    "I work as a nurse in the night shift.",
+    "我叫小明，今年28岁。",
+    "我住在上海。",
+    "以后回复我尽量直接一点。",
+    "今天天气怎么样？",
+    "我对花生过敏。",
+    "I'm in Tokyo this week for a conference.",
+    "Thanks, that was helpful!",
+    "我正在学习日语，我的目标是考上研究生。",
+    "Tell me a joke about databases.",
 ]
 
 
@@ -62,12 +79,22 @@ def rows_for(user_id: str, n: int, agent_id: str | None, rnd: random.Random) -> 
     out = []
     for i in range(n):
         w = rnd.sample(WORDS, 3)
-        out.append(dict(
-            id=new_id("mem"), user_id=user_id, memory_text=f"Memory {i}: likes {w[0]}, {w[1]} and {w[2]}",
-            memory_type=rnd.choice(TYPES), slot=f"slot_{i}" if i % 3 else "", value=w[0],
-            status=rnd.choice(STATUSES), importance=rnd.randint(1, 5),
-            confidence=round(rnd.uniform(0.4, 1.0), 2), agent_id=agent_id if i % 10 == 0 else None,
-            created_at=now - rnd.randint(0, 10**10), updated_at=now - rnd.randint(0, 10**10)))
+        out.append(
+            dict(
+                id=new_id("mem"),
+                user_id=user_id,
+                memory_text=f"Memory {i}: likes {w[0]}, {w[1]} and {w[2]}",
+                memory_type=rnd.choice(TYPES),
+                slot=f"slot_{i}" if i % 3 else "",
+                value=w[0],
+                status=rnd.choice(STATUSES),
+                importance=rnd.randint(1, 5),
+                confidence=round(rnd.uniform(0.4, 1.0), 2),
+                agent_id=agent_id if i % 10 == 0 else None,
+                created_at=now - rnd.randint(0, 10**10),
+                updated_at=now - rnd.randint(0, 10**10),
+            )
+        )
     return out
 
 
@@ -76,8 +103,16 @@ async def setup(db: Database, n: int, rnd: random.Random) -> str:
     now = now_ms()
     agent_id = new_id("agt")
     async with db.write() as c:
-        await c.execute(insert(t.agents).values(id=agent_id, user_id=user["id"], name="A", handle="a",
-                                                created_at=now, updated_at=now))
+        await c.execute(
+            insert(t.agents).values(
+                id=agent_id,
+                user_id=user["id"],
+                name="A",
+                handle="a",
+                created_at=now,
+                updated_at=now,
+            )
+        )
         rows = rows_for(user["id"], n, agent_id, rnd)
         for i in range(0, len(rows), 1000):
             await c.execute(insert(t.memories), rows[i : i + 1000])
@@ -95,8 +130,15 @@ async def time_selection(db: Database, user_id: str, reads: int) -> float:
         t0 = time.perf_counter()
         async with db.read() as c:
             got = await retrieval.select_for_context(
-                c, user_id=user_id, agent_id=None, query=q, budget_tokens=800,
-                count_tokens=count_tokens, now=now_ms(), max_lines=50)
+                c,
+                user_id=user_id,
+                agent_id=None,
+                query=q,
+                budget_tokens=800,
+                count_tokens=count_tokens,
+                now=now_ms(),
+                max_lines=50,
+            )
         dt = time.perf_counter() - t0
         assert got["lines"], "nothing selected"
         if i >= 3:  # warm-up
@@ -119,9 +161,11 @@ async def bench_db(url: str, label: str, reads: int) -> None:
                 await ac.exec_driver_sql("VACUUM ANALYZE memories")
         t_small = await time_selection(db, small, reads)
         t_large = await time_selection(db, large, reads)
-        print(f"[{label}] select memories for a turn: 100 → {t_small * 1000:.2f} ms, "
-              f"10,000 → {t_large * 1000:.2f} ms (median of {reads}); "
-              f"ratio {t_large / t_small:.2f} (target ≤ 3)")
+        print(
+            f"[{label}] select memories for a turn: 100 → {t_small * 1000:.2f} ms, "
+            f"10,000 → {t_large * 1000:.2f} ms (median of {reads}); "
+            f"ratio {t_large / t_small:.2f} (target ≤ 3)"
+        )
     finally:
         await db.dispose()
 
@@ -135,8 +179,10 @@ def bench_extraction(rounds: int = 300) -> None:
             found += len(rule_candidates(m, now=2000))
             n += 1
     dt = time.perf_counter() - t0
-    print(f"[rules] extraction: {n} messages in {dt:.2f} s → {n / dt:,.0f} messages/s "
-          f"({found / n:.2f} candidates per message)")
+    print(
+        f"[rules] extraction: {n} messages in {dt:.2f} s → {n / dt:,.0f} messages/s "
+        f"({found / n:.2f} candidates per message)"
+    )
 
 
 async def main() -> None:
@@ -154,8 +200,13 @@ async def main() -> None:
 
         u = make_url(pg)
         name = f"chatmem_bench_mem_{uuid.uuid4().hex[:6]}"
-        admin = dict(host=u.host or "127.0.0.1", port=u.port or 5432, user=u.username or "postgres",
-                     password=u.password, database="postgres")
+        admin = dict(
+            host=u.host or "127.0.0.1",
+            port=u.port or 5432,
+            user=u.username or "postgres",
+            password=u.password,
+            database="postgres",
+        )
         conn = await asyncpg.connect(**admin)
         await conn.execute(f'CREATE DATABASE "{name}"')
         await conn.close()

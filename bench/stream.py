@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.servers import Server, create_user  # noqa: E402
 
-BARE_APP = '''
+BARE_APP = """
 import asyncio, json, sys
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
@@ -53,7 +53,7 @@ app = Starlette(routes=[Route("/stream", stream)])
 if __name__ == "__main__":
     import uvicorn
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
-'''
+"""
 
 
 async def read_stream(resp) -> tuple[float | None, int, str | None, float]:
@@ -76,11 +76,17 @@ async def read_stream(resp) -> tuple[float | None, int, str | None, float]:
     return first, n, last, time.perf_counter()
 
 
-async def turn(c: httpx.AsyncClient, content: str = "benchmark") -> tuple[float, int, str | None, float, float]:
+async def turn(
+    c: httpx.AsyncClient, content: str = "benchmark"
+) -> tuple[float, int, str | None, float, float]:
     cid = (await c.post("/api/conversations", json={})).json()["id"]
     t0 = time.perf_counter()
-    async with c.stream("POST", f"/api/conversations/{cid}/messages", json={"content": content},
-                        headers={"Accept": "text/event-stream"}) as r:
+    async with c.stream(
+        "POST",
+        f"/api/conversations/{cid}/messages",
+        json={"content": content},
+        headers={"Accept": "text/event-stream"},
+    ) as r:
         if r.status_code != 200:
             return t0, 0, f"http {r.status_code}", t0, t0
         first, n, last, end = await read_stream(r)
@@ -93,11 +99,20 @@ def pct(values: list[float], p: float) -> float:
 
 
 def start_server(db_url: str, tokens: int, **env) -> Server:
-    model = {"id": "demo-bench", "provider": "demo", "label": "Demo (bench)",
-             "max_output": tokens * 2}
-    base = {"CHATMEM_DEMO_DELAY_MS": "0", "CHATMEM_DEMO_MIN_TOKENS": str(tokens),
-            "CHATMEM_DEFAULT_MODEL": "demo-bench", "CHATMEM_MODELS": json.dumps([model]), "CHATMEM_MAX_CONCURRENT_TURNS": "1000",
-            "CHATMEM_RUN_WORKER": "false"}
+    model = {
+        "id": "demo-bench",
+        "provider": "demo",
+        "label": "Demo (bench)",
+        "max_output": tokens * 2,
+    }
+    base = {
+        "CHATMEM_DEMO_DELAY_MS": "0",
+        "CHATMEM_DEMO_MIN_TOKENS": str(tokens),
+        "CHATMEM_DEFAULT_MODEL": "demo-bench",
+        "CHATMEM_MODELS": json.dumps([model]),
+        "CHATMEM_MAX_CONCURRENT_TURNS": "1000",
+        "CHATMEM_RUN_WORKER": "false",
+    }
     base.update(env)
     return Server(db_url, env_extra=base).start()
 
@@ -106,16 +121,19 @@ async def overhead(db_url: str, turns: int) -> None:
     key = create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com")
     server = start_server(db_url, 40)
     try:
-        async with httpx.AsyncClient(base_url=server.base, timeout=120,
-                                     headers={"Authorization": f"Bearer {key}"}) as c:
+        async with httpx.AsyncClient(
+            base_url=server.base, timeout=120, headers={"Authorization": f"Bearer {key}"}
+        ) as c:
             await turn(c)  # warm-up
             lat = []
             for _ in range(turns):
                 t0, n, last, first, _ = await turn(c)
                 assert last == "done", last
                 lat.append((first - t0) * 1000)
-        print(f"  overhead POST → first text_delta over {turns} turns: "
-              f"p50 {statistics.median(lat):.1f} ms, p95 {pct(lat, 95):.1f} ms")
+        print(
+            f"  overhead POST → first text_delta over {turns} turns: "
+            f"p50 {statistics.median(lat):.1f} ms, p95 {pct(lat, 95):.1f} ms"
+        )
     finally:
         server.stop()
 
@@ -124,11 +142,15 @@ async def throughput(db_url: str, tokens: int) -> None:
     key = create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com")
     server = start_server(db_url, tokens)
     from tests.servers import free_port
+
     port = free_port()
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(BARE_APP)
-    bare = subprocess.Popen([sys.executable, f.name, str(port), str(tokens)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    bare = subprocess.Popen(
+        [sys.executable, f.name, str(port), str(tokens)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(200):
             try:
@@ -137,9 +159,12 @@ async def throughput(db_url: str, tokens: int) -> None:
             except httpx.HTTPError:
                 time.sleep(0.05)
         rates_cm, rates_bare = [], []
-        async with httpx.AsyncClient(base_url=server.base, timeout=600,
-                                     headers={"Authorization": f"Bearer {key}"}) as c, \
-                httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=600) as b:
+        async with (
+            httpx.AsyncClient(
+                base_url=server.base, timeout=600, headers={"Authorization": f"Bearer {key}"}
+            ) as c,
+            httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=600) as b,
+        ):
             for _ in range(3):
                 _, n, last, first, end = await turn(c)
                 assert last == "done" and n >= tokens, (last, n)
@@ -149,8 +174,10 @@ async def throughput(db_url: str, tokens: int) -> None:
                 assert blast == "done" and bn == tokens
                 rates_bare.append(bn / (bend - bfirst))
         cm, br = max(rates_cm), max(rates_bare)
-        print(f"  relay throughput ({tokens} tokens, one process): chatmem {cm:,.0f} tokens/s, "
-              f"bare sse-starlette {br:,.0f} tokens/s → ratio {cm / br:.2f} (target ≥ 0.5)")
+        print(
+            f"  relay throughput ({tokens} tokens, one process): chatmem {cm:,.0f} tokens/s, "
+            f"bare sse-starlette {br:,.0f} tokens/s → ratio {cm / br:.2f} (target ≥ 0.5)"
+        )
     finally:
         bare.terminate()
         bare.wait()
@@ -163,20 +190,28 @@ async def concurrent(db_url: str, n: int, tokens: int = 200) -> None:
     server = start_server(db_url, tokens)
     try:
         limits = httpx.Limits(max_connections=n + 10, max_keepalive_connections=n + 10)
-        async with httpx.AsyncClient(base_url=server.base, timeout=300, limits=limits,
-                                     headers={"Authorization": f"Bearer {key}"}) as c:
+        async with httpx.AsyncClient(
+            base_url=server.base,
+            timeout=300,
+            limits=limits,
+            headers={"Authorization": f"Bearer {key}"},
+        ) as c:
             t0 = time.perf_counter()
-            results = await asyncio.gather(*(turn(c, f"concurrent {i}") for i in range(n)),
-                                           return_exceptions=True)
+            results = await asyncio.gather(
+                *(turn(c, f"concurrent {i}") for i in range(n)), return_exceptions=True
+            )
             wall = time.perf_counter() - t0
-        errors = [r for r in results if isinstance(r, BaseException) or r[2] != "done"
-                  or r[1] < tokens]
+        errors = [
+            r for r in results if isinstance(r, BaseException) or r[2] != "done" or r[1] < tokens
+        ]
         ok = [r for r in results if not isinstance(r, BaseException)]
         tfirst = [(r[3] - r[0]) * 1000 for r in ok if r[2] == "done"]
-        print(f"  {n} concurrent streams × {tokens} tokens: {n - len(errors)} done, "
-              f"{len(errors)} errors, wall {wall:.2f} s, first delta p50 "
-              f"{statistics.median(tfirst) if tfirst else float('nan'):.0f} ms / p95 "
-              f"{pct(tfirst, 95) if tfirst else float('nan'):.0f} ms")
+        print(
+            f"  {n} concurrent streams × {tokens} tokens: {n - len(errors)} done, "
+            f"{len(errors)} errors, wall {wall:.2f} s, first delta p50 "
+            f"{statistics.median(tfirst) if tfirst else float('nan'):.0f} ms / p95 "
+            f"{pct(tfirst, 95) if tfirst else float('nan'):.0f} ms"
+        )
         for e in errors[:3]:
             print("    error:", e if isinstance(e, BaseException) else e[2])
     finally:
@@ -186,10 +221,15 @@ async def concurrent(db_url: str, n: int, tokens: int = 200) -> None:
 async def pg_database(admin_url: str, name: str, drop: bool = False) -> str:
     import asyncpg
     from sqlalchemy.engine import make_url
+
     u = make_url(admin_url)
-    conn = await asyncpg.connect(host=u.host or "127.0.0.1", port=u.port or 5432,
-                                 user=u.username or "postgres", password=u.password,
-                                 database="postgres")
+    conn = await asyncpg.connect(
+        host=u.host or "127.0.0.1",
+        port=u.port or 5432,
+        user=u.username or "postgres",
+        password=u.password,
+        database="postgres",
+    )
     try:
         if drop:
             await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -212,7 +252,9 @@ async def main() -> None:
     await overhead(sqlite_url, args.turns)
     await throughput(sqlite_url, args.tokens)
     await concurrent(sqlite_url, args.concurrent)
-    admin = os.environ.get("CHATMEM_BENCH_POSTGRES_URL") or os.environ.get("CHATMEM_TEST_POSTGRES_URL")
+    admin = os.environ.get("CHATMEM_BENCH_POSTGRES_URL") or os.environ.get(
+        "CHATMEM_TEST_POSTGRES_URL"
+    )
     if admin:
         name = f"chatmem_bench_{uuid.uuid4().hex[:8]}"
         pg = await pg_database(admin, name)

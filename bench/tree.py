@@ -98,10 +98,14 @@ async def run(url: str, target_depth: int) -> dict:
                 last_user = msg
             elif i % 50 == 49 and depth < target_depth - 2 * WINDOW:
                 # regenerate: another answer under the same question (the path follows it)
-                await _append(db, p, cid, "assistant", f"regenerated {i}", parent_id=last_user["id"])
+                await _append(
+                    db, p, cid, "assistant", f"regenerated {i}", parent_id=last_user["id"]
+                )
             elif i % 200 == 199 and depth < target_depth - 2 * WINDOW:
                 # edit-and-resend: a new question under the old question's parent, then its answer
-                q, _ = await _append(db, p, cid, "user", f"edited {i}", parent_id=last_user["parent_id"])
+                q, _ = await _append(
+                    db, p, cid, "user", f"edited {i}", parent_id=last_user["parent_id"]
+                )
                 a, _ = await _append(db, p, cid, "assistant", f"answer to edited {i}")
                 depth, last_user = a["depth"], q
             if depth == PAGE - 1 and read_50_grew is None:
@@ -126,10 +130,14 @@ async def run(url: str, target_depth: int) -> dict:
         med = statistics.median
         return {
             "depth": depth + 1,
-            "append_shallow": med(appends["shallow"]), "append_deep": med(appends["deep"]),
-            "read_50": med(reads["50"]), "read_deep": med(reads["deep"]),
-            "grew_append_shallow": med(grew["shallow"]), "grew_append_deep": med(grew["deep"]),
-            "grew_read_50": read_50_grew, "grew_read_deep": read_deep_grew,
+            "append_shallow": med(appends["shallow"]),
+            "append_deep": med(appends["deep"]),
+            "read_50": med(reads["50"]),
+            "read_deep": med(reads["deep"]),
+            "grew_append_shallow": med(grew["shallow"]),
+            "grew_append_deep": med(grew["deep"]),
+            "grew_read_50": read_50_grew,
+            "grew_read_deep": read_deep_grew,
         }
     finally:
         await db.dispose()
@@ -140,10 +148,14 @@ def _report(name: str, r: dict) -> bool:
     b = r["read_deep"] / r["read_50"]
     d = r["depth"]
     print(f"{name}: one conversation, active path {d} messages deep")
-    print(f"  (a) append: median {r['append_deep'] * 1e3:.2f} ms at depth ~{d} / "
-          f"{r['append_shallow'] * 1e3:.2f} ms at depth ~{WINDOW // 2} = {a:.2f}  (target <= 1.5)")
-    print(f"  (b) newest page of {PAGE}: median {r['read_deep'] * 1e3:.2f} ms at depth {d} / "
-          f"{r['read_50'] * 1e3:.2f} ms at depth {PAGE} = {b:.2f}  (target <= 1.5)")
+    print(
+        f"  (a) append: median {r['append_deep'] * 1e3:.2f} ms at depth ~{d} / "
+        f"{r['append_shallow'] * 1e3:.2f} ms at depth ~{WINDOW // 2} = {a:.2f}  (target <= 1.5)"
+    )
+    print(
+        f"  (b) newest page of {PAGE}: median {r['read_deep'] * 1e3:.2f} ms at depth {d} / "
+        f"{r['read_50'] * 1e3:.2f} ms at depth {PAGE} = {b:.2f}  (target <= 1.5)"
+    )
     ga = r["grew_append_deep"] / r["grew_append_shallow"]
     gb = r["grew_read_deep"] / r["grew_read_50"]
     print(f"  while it grew (also table size and load drift): append {ga:.2f}, page read {gb:.2f}")
@@ -155,9 +167,13 @@ async def _pg_exec(admin_url: str, sql: str) -> None:
     from sqlalchemy.engine import make_url
 
     u = make_url(admin_url)
-    conn = await asyncpg.connect(host=u.host or "127.0.0.1", port=u.port or 5432,
-                                 user=u.username or "postgres", password=u.password,
-                                 database="postgres")
+    conn = await asyncpg.connect(
+        host=u.host or "127.0.0.1",
+        port=u.port or 5432,
+        user=u.username or "postgres",
+        password=u.password,
+        database="postgres",
+    )
     try:
         await conn.execute(sql)
     finally:

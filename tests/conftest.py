@@ -43,9 +43,13 @@ async def _pg_exec(url: str, sql: str) -> None:
     from sqlalchemy.engine import make_url
 
     u = make_url(url)
-    conn = await asyncpg.connect(host=u.host or "127.0.0.1", port=u.port or 5432,
-                                 user=u.username or "postgres", password=u.password,
-                                 database=u.database or "postgres")
+    conn = await asyncpg.connect(
+        host=u.host or "127.0.0.1",
+        port=u.port or 5432,
+        user=u.username or "postgres",
+        password=u.password,
+        database=u.database or "postgres",
+    )
     try:
         await conn.execute(sql)
     finally:
@@ -97,7 +101,6 @@ def sqlite_template(tmp_path_factory):
     return path
 
 
-
 @pytest.fixture(params=["sqlite", "postgres"])
 def db_url(request, tmp_path, sqlite_template):
     """A migrated, empty database URL on each dialect."""
@@ -114,8 +117,13 @@ def db_url(request, tmp_path, sqlite_template):
 
 
 def make_settings(db_url: str, **kw) -> Settings:
-    base = dict(database_url=db_url, demo_delay_ms=0, demo_min_tokens=40,
-                sweep_interval_s=0.2, job_poll_interval_s=0.05)
+    base = dict(
+        database_url=db_url,
+        demo_delay_ms=0,
+        demo_min_tokens=40,
+        sweep_interval_s=0.2,
+        job_poll_interval_s=0.05,
+    )
     base.update(kw)
     return Settings(**base)
 
@@ -146,11 +154,16 @@ async def new_user(app):
     made: list[httpx.AsyncClient] = []
     rt = app.state.runtime
 
-    async def factory(email: str | None = None, *, admin: bool = False, password: str | None = None):
+    async def factory(
+        email: str | None = None, *, admin: bool = False, password: str | None = None
+    ):
         email = email or f"user-{uuid.uuid4().hex[:8]}@example.com"
         user, key = await auth_service.create_user(rt.db, email, password=password, admin=admin)
-        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test",
-                                   headers={"Authorization": f"Bearer {key}"})
+        client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://test",
+            headers={"Authorization": f"Bearer {key}"},
+        )
         made.append(client)
         return ApiUser(id=user["id"], email=email, key=key, client=client)
 
@@ -161,6 +174,7 @@ async def new_user(app):
 
 @pytest.fixture
 async def anon(app):
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://test") as c:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://test"
+    ) as c:
         yield c

@@ -15,9 +15,12 @@ from chatmem.providers.base import ModelInfo
 from sqlalchemy import select, update
 
 
-def demo_model(window: int = 8192, max_output: int = 256, encoding: str = "cl100k_base") -> ModelInfo:
-    return ModelInfo(id="demo", provider="demo", context_window=window, max_output=max_output,
-                     encoding=encoding)
+def demo_model(
+    window: int = 8192, max_output: int = 256, encoding: str = "cl100k_base"
+) -> ModelInfo:
+    return ModelInfo(
+        id="demo", provider="demo", context_window=window, max_output=max_output, encoding=encoding
+    )
 
 
 async def make_user(db: Database, email: str) -> Principal:
@@ -30,8 +33,15 @@ async def make_conv(db: Database, user_id: str, **values) -> str:
         return await store.insert_conversation(c, user_id, **values)
 
 
-async def append_chain(db: Database, user_id: str, cid: str, texts: list[tuple[str, str]], *,
-                       parent: str | None | type = ..., status_last: str | None = None) -> list[str]:
+async def append_chain(
+    db: Database,
+    user_id: str,
+    cid: str,
+    texts: list[tuple[str, str]],
+    *,
+    parent: str | None | type = ...,
+    status_last: str | None = None,
+) -> list[str]:
     """Append ``(role, text)`` messages as a chain under ``parent`` (default: the active leaf)."""
     ids: list[str] = []
     async with db.write() as c:
@@ -39,9 +49,15 @@ async def append_chain(db: Database, user_id: str, cid: str, texts: list[tuple[s
         cur = conv.active_leaf_id if parent is ... else parent
         for i, (role, text) in enumerate(texts):
             status = status_last if (status_last and i == len(texts) - 1) else "complete"
-            row = await store.insert_message(c, conv, parent_id=cur, role=role,
-                                             blocks=[{"kind": "text", "text": text}],
-                                             user_id=user_id, status=status)
+            row = await store.insert_message(
+                c,
+                conv,
+                parent_id=cur,
+                role=role,
+                blocks=[{"kind": "text", "text": text}],
+                user_id=user_id,
+                status=status,
+            )
             cur = row.id
             ids.append(row.id)
     return ids
@@ -62,8 +78,9 @@ async def conv_row(db: Database, user_id: str, cid: str):
 
 async def set_leaf(db: Database, cid: str, leaf: str) -> None:
     async with db.write() as c:
-        await c.execute(update(t.conversations).where(t.conversations.c.id == cid)
-                        .values(active_leaf_id=leaf))
+        await c.execute(
+            update(t.conversations).where(t.conversations.c.id == cid).values(active_leaf_id=leaf)
+        )
 
 
 async def job_rows(db: Database, kind: str | None = None) -> list[dict]:

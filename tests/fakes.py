@@ -11,8 +11,12 @@ from chatmem.providers.base import Finish, ProviderError, TextDelta, Usage
 class FailingProvider:
     """Streams ``parts``, then fails like an upstream outage (no parts: fails at once)."""
 
-    def __init__(self, name: str = "failing", parts: tuple[str, ...] = ("partial", " answer"),
-                 message: str = "upstream exploded") -> None:
+    def __init__(
+        self,
+        name: str = "failing",
+        parts: tuple[str, ...] = ("partial", " answer"),
+        message: str = "upstream exploded",
+    ) -> None:
         self.name, self.parts, self.message = name, parts, message
 
     async def stream(self, model, messages, *, max_tokens):

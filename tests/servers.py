@@ -54,8 +54,12 @@ class Server:
     def start(self, timeout: float = 60) -> "Server":
         self.port = self.port or free_port()
         env = chatmem_env(self.db_url, **self.env_extra)
-        self.proc = subprocess.Popen([CHATMEM, "serve", "--port", str(self.port), *self.args],
-                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [CHATMEM, "serve", "--port", str(self.port), *self.args],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

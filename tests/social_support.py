@@ -21,20 +21,23 @@ async def new_conv(user, title: str = "Chat") -> str:
     return r.json()["id"]
 
 
-async def insert_chain(app, conv_id: str, rows: list[dict], *, parent: str | None = "leaf",
-                       move_leaf: bool = True) -> list[str]:
+async def insert_chain(
+    app, conv_id: str, rows: list[dict], *, parent: str | None = "leaf", move_leaf: bool = True
+) -> list[str]:
     """Insert messages as a chain under ``parent`` ("leaf" = the active leaf). Each row: role,
     text or blocks, and any other message column. Streaming rows get a live generation lease so
     the sweeper leaves them streaming."""
     async with db_of(app).write() as c:
-        conv = (await c.execute(select(t.conversations)
-                                .where(t.conversations.c.id == conv_id))).one()
+        conv = (
+            await c.execute(select(t.conversations).where(t.conversations.c.id == conv_id))
+        ).one()
         if parent == "leaf":
             parent = conv.active_leaf_id
         depth = 0
         if parent:
-            depth = (await c.execute(select(t.messages.c.depth)
-                                     .where(t.messages.c.id == parent))).scalar_one() + 1
+            depth = (
+                await c.execute(select(t.messages.c.depth).where(t.messages.c.id == parent))
+            ).scalar_one() + 1
         ids = []
         base = now_ms()
         for i, r in enumerate(rows):
@@ -42,21 +45,39 @@ async def insert_chain(app, conv_id: str, rows: list[dict], *, parent: str | Non
             blocks = r.pop("blocks", None) or [{"kind": "text", "text": r.pop("text", "")}]
             r.pop("text", None)
             mid = r.pop("id", None) or new_id("msg")
-            values = dict(id=mid, conversation_id=conv_id, parent_id=parent, blocks=blocks,
-                          search_text=blk.visible_text(blocks), status="complete",
-                          created_at=base + i, user_id=conv.user_id, depth=depth)
+            values = dict(
+                id=mid,
+                conversation_id=conv_id,
+                parent_id=parent,
+                blocks=blocks,
+                search_text=blk.visible_text(blocks),
+                status="complete",
+                created_at=base + i,
+                user_id=conv.user_id,
+                depth=depth,
+            )
             values.update(r)
             await c.execute(insert(t.messages).values(**values))
             if values["status"] == "streaming":  # a live lease keeps the sweeper off the turn
-                await c.execute(insert(t.conversation_generation_leases).values(
-                    conversation_id=conv_id, branch_key=mid, principal_id=conv.user_id,
-                    owner_token=f"{mid}:test", expires_at=base + 86_400_000))
+                await c.execute(
+                    insert(t.conversation_generation_leases).values(
+                        conversation_id=conv_id,
+                        branch_key=mid,
+                        principal_id=conv.user_id,
+                        owner_token=f"{mid}:test",
+                        expires_at=base + 86_400_000,
+                    )
+                )
             ids.append(mid)
             parent, depth = mid, depth + 1
         if move_leaf and ids:
-            await c.execute(update(t.conversations).where(t.conversations.c.id == conv_id)
-                            .values(active_leaf_id=ids[-1],
-                                    message_count=t.conversations.c.message_count + len(ids)))
+            await c.execute(
+                update(t.conversations)
+                .where(t.conversations.c.id == conv_id)
+                .values(
+                    active_leaf_id=ids[-1], message_count=t.conversations.c.message_count + len(ids)
+                )
+            )
     return ids
 
 

@@ -30,8 +30,13 @@ async def test_api_keys(new_user, anon, app):
     _401(await anon.get("/api/conversations"))
     _401(await anon.post("/api/conversations", json={}))
     _401(await anon.get("/api/me"))
-    for header in ("Bearer cm_not-a-real-key", "Bearer ", "Basic dXNlcjpwYXNz", a.key,
-                   f"Token {a.key}"):
+    for header in (
+        "Bearer cm_not-a-real-key",
+        "Bearer ",
+        "Basic dXNlcjpwYXNz",
+        a.key,
+        f"Token {a.key}",
+    ):
         _401(await anon.get("/api/conversations", headers={"Authorization": header}))
     # revoke the key: it stops working, a second key of the same user keeps working
     rt = app.state.runtime
@@ -56,8 +61,11 @@ async def test_session_cookie_csrf_and_logout(new_user, app):
     await b.client.post("/api/conversations", json={"title": "b's"})
     async with _client(app) as web:
         _401(await web.post("/api/auth/login", json={"email": a.email, "password": "wrong"}))
-        _401(await web.post("/api/auth/login", json={"email": "nobody@example.com",
-                                                       "password": PASSWORD}))
+        _401(
+            await web.post(
+                "/api/auth/login", json={"email": "nobody@example.com", "password": PASSWORD}
+            )
+        )
         assert "chatmem_session" not in web.cookies
         r = await web.post("/api/auth/login", json={"email": a.email.upper(), "password": PASSWORD})
         assert r.status_code == 200, r.text
@@ -74,24 +82,31 @@ async def test_session_cookie_csrf_and_logout(new_user, app):
         assert r.status_code == 200 and r.json()["items"] == []  # not b's
 
         before = await table_counts(app)
-        for headers in ({}, {"X-CSRF-Token": "guess"}, {"X-CSRF-Token": ""},
-                        {"X-CSRF-Token": "caf\xe9".encode("latin-1")}):
+        for headers in (
+            {},
+            {"X-CSRF-Token": "guess"},
+            {"X-CSRF-Token": ""},
+            {"X-CSRF-Token": "caf\xe9".encode("latin-1")},
+        ):
             r = await web.post("/api/conversations", json={"title": "x"}, headers=headers)
             assert r.status_code == 403 and r.json()["error"]["code"] == "csrf_failed"
         assert await table_counts(app) == before
-        r = await web.post("/api/conversations", json={"title": "via cookie"},
-                           headers={"X-CSRF-Token": csrf})
+        r = await web.post(
+            "/api/conversations", json={"title": "via cookie"}, headers={"X-CSRF-Token": csrf}
+        )
         assert r.status_code == 201, r.text
         cid = r.json()["id"]
         r = await web.patch(f"/api/conversations/{cid}", json={"starred": True})
         assert r.status_code == 403
-        r = await web.patch(f"/api/conversations/{cid}", json={"starred": True},
-                            headers={"X-CSRF-Token": csrf})
+        r = await web.patch(
+            f"/api/conversations/{cid}", json={"starred": True}, headers={"X-CSRF-Token": csrf}
+        )
         assert r.status_code == 200 and r.json()["starred"] is True
         # another session's CSRF token does not fit this session
         async with _client(app) as other:
-            r = await other.post("/api/auth/login", json={"email": b.email,
-                                                          "password": "another password"})
+            r = await other.post(
+                "/api/auth/login", json={"email": b.email, "password": "another password"}
+            )
             b_csrf = r.json()["csrf_token"]
         r = await web.post("/api/conversations", json={}, headers={"X-CSRF-Token": b_csrf})
         assert r.status_code == 403
@@ -116,8 +131,9 @@ async def test_expired_session_is_rejected(new_user, app):
         assert r.status_code == 200
         assert (await web.get("/api/me")).status_code == 200
         async with app.state.runtime.db.write() as c:
-            await c.execute(update(t.web_sessions).where(t.web_sessions.c.user_id == a.id)
-                            .values(expires_at=1))
+            await c.execute(
+                update(t.web_sessions).where(t.web_sessions.c.user_id == a.id).values(expires_at=1)
+            )
         _401(await web.get("/api/me"))
 
 

@@ -82,8 +82,9 @@ async def test_conversation_bodies(world, app):
         assert isinstance(e["details"], list) and e["details"], (method, url, body)
     e = _err(await a.client.post("/api/conversations", json={"title": "x" * 201}), 422)
     assert "too long" in e["message"] and e["details"][0]["loc"][-1] == "title"
-    r = await a.client.post("/api/conversations", content=b"{not json",
-                            headers={"content-type": "application/json"})
+    r = await a.client.post(
+        "/api/conversations", content=b"{not json", headers={"content-type": "application/json"}
+    )
     _err(r, 422, "validation_error")
     # a project or agent the caller does not own
     _err(await a.client.post("/api/conversations", json={"project_id": "p_nope"}), 404)
@@ -115,8 +116,11 @@ async def test_message_bodies(world, app):
         _err(await a.client.patch(f"{url}/{q['id']}", json=body), 422, "validation_error")
     # parents that are not in this conversation
     for parent in (stranger_msg["id"], "msg_does_not_exist"):
-        e = _err(await a.client.post(url, json={"content": "x", "generate": False,
-                                                "parent_id": parent}), 422, "invalid_parent")
+        e = _err(
+            await a.client.post(url, json={"content": "x", "generate": False, "parent_id": parent}),
+            422,
+            "invalid_parent",
+        )
         assert e["details"] == {"parent_id": parent}
     await _unchanged(app, a, cid, snap)
 
@@ -126,14 +130,23 @@ async def test_content_over_the_limit_is_413(world, app):
     snap = await _snapshot(app, a, cid)
     url = f"/api/conversations/{cid}/messages"
     big = "x" * (LIMIT + 1)
-    e = _err(await a.client.post(url, json={"content": big, "generate": False}), 413,
-             "payload_too_large")
+    e = _err(
+        await a.client.post(url, json={"content": big, "generate": False}), 413, "payload_too_large"
+    )
     assert e["details"]["limit"] == LIMIT and e["details"]["size"] > LIMIT
     _err(await a.client.post(url, json={"content": big, "role": "assistant"}), 413)
-    _err(await a.client.post(url, json={"content": [{"kind": "text", "text": "é" * 600}],
-                                        "generate": False}), 413)  # bytes, not characters
-    _err(await a.client.post(url, json={"content": "ok", "generate": False,
-                                        "metadata": {"blob": big}}), 413)
+    _err(
+        await a.client.post(
+            url, json={"content": [{"kind": "text", "text": "é" * 600}], "generate": False}
+        ),
+        413,
+    )  # bytes, not characters
+    _err(
+        await a.client.post(
+            url, json={"content": "ok", "generate": False, "metadata": {"blob": big}}
+        ),
+        413,
+    )
     _err(await a.client.patch(f"{url}/{q['id']}", json={"content": big}), 413)
     await _unchanged(app, a, cid, snap)
     ok = await say(a.client, cid, "y" * (LIMIT - 100))  # under the limit is fine
@@ -146,14 +159,29 @@ def _b64(obj) -> str:
 
 async def test_bad_cursors_and_query_parameters(world, app):
     a, cid, q, ans, stranger_msg = world
-    for cursor in ("!!!", "abc", _b64([1, 2]), _b64(["a", "b", "c"]), _b64([True, 1, "c"]),
-                   _b64([0, 10**30, "c"]), _b64({"a": 1}), _b64("x"), "%%%"):
-        e = _err(await a.client.get("/api/conversations", params={"cursor": cursor}), 400,
-                 "invalid_cursor")
+    for cursor in (
+        "!!!",
+        "abc",
+        _b64([1, 2]),
+        _b64(["a", "b", "c"]),
+        _b64([True, 1, "c"]),
+        _b64([0, 10**30, "c"]),
+        _b64({"a": 1}),
+        _b64("x"),
+        "%%%",
+    ):
+        e = _err(
+            await a.client.get("/api/conversations", params={"cursor": cursor}),
+            400,
+            "invalid_cursor",
+        )
         assert "cursor" in e["message"]
     for before in ("msg_nope", stranger_msg["id"]):
-        _err(await a.client.get(f"/api/conversations/{cid}/messages", params={"before": before}),
-             400, "invalid_cursor")
+        _err(
+            await a.client.get(f"/api/conversations/{cid}/messages", params={"before": before}),
+            400,
+            "invalid_cursor",
+        )
     for params in ({"limit": 0}, {"limit": 201}, {"limit": "ten"}, {"mode": "graph"}):
         _err(await a.client.get(f"/api/conversations/{cid}/messages", params=params), 422)
     for params in ({"limit": 0}, {"archived": "sometimes"}):
@@ -164,18 +192,36 @@ async def test_streaming_rows_are_not_edited_deleted_or_forked(world, app):
     a, cid, q, ans, _ = world
     sid = new_id("msg")
     async with app.state.runtime.db.write() as c:
-        await c.execute(insert(t.messages).values(
-            id=sid, conversation_id=cid, parent_id=q["id"], role="assistant", status="streaming",
-            blocks=[{"kind": "text", "text": "partial"}], created_at=ans["created_at"] + 1,
-            user_id=a.id, depth=1))
+        await c.execute(
+            insert(t.messages).values(
+                id=sid,
+                conversation_id=cid,
+                parent_id=q["id"],
+                role="assistant",
+                status="streaming",
+                blocks=[{"kind": "text", "text": "partial"}],
+                created_at=ans["created_at"] + 1,
+                user_id=a.id,
+                depth=1,
+            )
+        )
         # a live generation lease, so the sweeper leaves the turn streaming
-        await c.execute(insert(t.conversation_generation_leases).values(
-            conversation_id=cid, branch_key=q["id"], principal_id=a.id,
-            owner_token=f"{sid}:test", expires_at=now_ms() + 600_000))
+        await c.execute(
+            insert(t.conversation_generation_leases).values(
+                conversation_id=cid,
+                branch_key=q["id"],
+                principal_id=a.id,
+                owner_token=f"{sid}:test",
+                expires_at=now_ms() + 600_000,
+            )
+        )
     snap = await _snapshot(app, a, cid)
     url = f"/api/conversations/{cid}"
-    _err(await a.client.patch(f"{url}/messages/{sid}", json={"content": "x"}), 409,
-         "message_streaming")
+    _err(
+        await a.client.patch(f"{url}/messages/{sid}", json={"content": "x"}),
+        409,
+        "message_streaming",
+    )
     _err(await a.client.delete(f"{url}/messages/{q['id']}"), 409, "message_streaming")
     await a.client.patch(f"{url}/active-leaf", json={"leaf_id": sid})
     snap = await _snapshot(app, a, cid)
@@ -187,8 +233,11 @@ async def test_not_owned_edit_and_delete_are_404(world, new_user, app):
     a, cid, q, ans, _ = world
     b = await new_user()
     snap = await _snapshot(app, a, cid)
-    _err(await b.client.patch(f"/api/conversations/{cid}/messages/{q['id']}",
-                              json={"content": "x"}), 404, "not_found")
+    _err(
+        await b.client.patch(f"/api/conversations/{cid}/messages/{q['id']}", json={"content": "x"}),
+        404,
+        "not_found",
+    )
     _err(await b.client.delete(f"/api/conversations/{cid}/messages/{q['id']}"), 404, "not_found")
     _err(await b.client.delete(f"/api/conversations/{cid}"), 404, "not_found")
     _err(await b.client.patch(f"/api/conversations/{cid}", json={"title": "x"}), 404, "not_found")
@@ -210,7 +259,9 @@ async def test_nul_characters_are_refused_everywhere(app, new_user):
     """Found by schemathesis on PostgreSQL: NUL in a body or a URL was a 500 (PG text cannot
     hold NUL) — now a clear 4xx on both databases, with nothing written."""
     a = await new_user()
-    r = await a.client.post("/api/agents", json={"name": "A", "handle": "a", "default_prompt": "x\x00y"})
+    r = await a.client.post(
+        "/api/agents", json={"name": "A", "handle": "a", "default_prompt": "x\x00y"}
+    )
     assert r.status_code == 422 and "NUL" in r.text
     r = await a.client.post("/api/conversations", json={"title": "t\x00"})
     assert r.status_code == 422
@@ -220,8 +271,13 @@ async def test_nul_characters_are_refused_everywhere(app, new_user):
     assert r.status_code == 400
     r = await a.client.get("/rpc/chat/inbox/x/messages", params={"cursor": "\x00"})
     assert r.status_code == 400 and r.json()["ok"] is False
-    r = await a.client.post("/rpc/chat/inbox", json={"messages": [{"role": "user", "parts": [
-        {"type": "text", "text": "hi\x00"}]}], "conversation": {"id": "x"}})
+    r = await a.client.post(
+        "/rpc/chat/inbox",
+        json={
+            "messages": [{"role": "user", "parts": [{"type": "text", "text": "hi\x00"}]}],
+            "conversation": {"id": "x"},
+        },
+    )
     assert r.status_code == 400 and r.json()["ok"] is False
     assert (await a.client.get("/api/agents")).json()["items"] == []
     assert (await a.client.get("/api/conversations")).json()["items"] == []

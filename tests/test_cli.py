@@ -27,7 +27,9 @@ def env(db_url):
 
 
 def test_users_and_keys(env, tmp_path):
-    r = run(["users", "create", "--email", "Ann@Example.com", "--name", "Ann", "--password", "pw"], env)
+    r = run(
+        ["users", "create", "--email", "Ann@Example.com", "--name", "Ann", "--password", "pw"], env
+    )
     assert r.returncode == 0, r.stderr
     key = r.stdout.strip().splitlines()[-1]
     assert key.startswith("cm_")
@@ -53,8 +55,13 @@ def _free_port() -> int:
 @pytest.mark.slow
 def test_first_serve_creates_admin_and_prints_key_and_login_link(env):
     port = _free_port()
-    proc = subprocess.Popen([CHATMEM, "serve", "--port", str(port), "--no-worker"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [CHATMEM, "serve", "--port", str(port), "--no-worker"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     lines: list[str] = []
     try:
         deadline = time.monotonic() + 60
@@ -81,8 +88,13 @@ def test_first_serve_creates_admin_and_prints_key_and_login_link(env):
         proc.wait(timeout=30)
     # a second start on the same database creates nobody
     port = _free_port()
-    proc = subprocess.Popen([CHATMEM, "serve", "--port", str(port), "--no-worker"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [CHATMEM, "serve", "--port", str(port), "--no-worker"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         out = []
         deadline = time.monotonic() + 60

@@ -13,8 +13,16 @@ from chatmem.db.engine import Database
 from chatmem.jobs.worker import Worker
 from chatmem.runtime import Runtime
 from .conftest import make_settings
-from .ctx_helpers import (append_chain, conv_row, demo_model, job_rows, make_conv, make_user,
-                         rounds, set_leaf)
+from .ctx_helpers import (
+    append_chain,
+    conv_row,
+    demo_model,
+    job_rows,
+    make_conv,
+    make_user,
+    rounds,
+    set_leaf,
+)
 
 # ── pure planning ───────────────────────────────────────────────────────────────────────────────
 
@@ -22,8 +30,10 @@ from .ctx_helpers import (append_chain, conv_row, demo_model, job_rows, make_con
 def tail(spec: str, tokens: int = 10):
     """'uauaus' → TailMsg list (u = user, a = assistant, s = streaming assistant)."""
     role = {"u": "user", "a": "assistant", "s": "assistant"}
-    return [sm.TailMsg(f"m{i}", role[ch], "streaming" if ch == "s" else "complete", tokens)
-            for i, ch in enumerate(spec)]
+    return [
+        sm.TailMsg(f"m{i}", role[ch], "streaming" if ch == "s" else "complete", tokens)
+        for i, ch in enumerate(spec)
+    ]
 
 
 def test_cut_snaps_to_user_messages_and_keeps_recent_rounds():
@@ -63,9 +73,16 @@ def test_decide_triggers():
 
 
 def blk(bid, frm, parent, anchor, level=0, tokens=10, created=0):
-    return {"id": bid, "from_message_id": frm, "from_parent_id": parent,
-            "anchor_message_id": anchor, "level": level, "tokens": tokens, "text": bid,
-            "created_at": created}
+    return {
+        "id": bid,
+        "from_message_id": frm,
+        "from_parent_id": parent,
+        "anchor_message_id": anchor,
+        "level": level,
+        "tokens": tokens,
+        "text": bid,
+        "created_at": created,
+    }
 
 
 def test_chain_needs_every_link_and_prefers_coarser_blocks():
@@ -81,8 +98,9 @@ def test_chain_needs_every_link_and_prefers_coarser_blocks():
 
 
 def test_merge_plan_and_prune_keep_blocks_other_branches_need():
-    chain = [blk(f"b{i}", f"f{i}", f"a{i - 1}" if i else None, f"a{i}", tokens=100)
-             for i in range(4)]
+    chain = [
+        blk(f"b{i}", f"f{i}", f"a{i - 1}" if i else None, f"a{i}", tokens=100) for i in range(4)
+    ]
     assert sm.merge_plan(chain, 1000) is None
     assert len(sm.merge_plan(chain, 150)) == 4  # even the newest block exceeds half: fold all
     fold = sm.merge_plan(chain, 250)
@@ -107,8 +125,15 @@ async def context_for(rt, user, cid, leaf=None, model=None, **kw):
     async with rt.db.read() as c:
         conv = await conv_row(rt.db, user.id, cid)
         return await ctx.build_turn_context(
-            c, settings=rt.settings, conv=conv, parent_id=leaf or conv.active_leaf_id,
-            model=model or demo_model(), principal=user, rt=rt, **kw)
+            c,
+            settings=rt.settings,
+            conv=conv,
+            parent_id=leaf or conv.active_leaf_id,
+            model=model or demo_model(),
+            principal=user,
+            rt=rt,
+            **kw,
+        )
 
 
 async def test_compaction_job_triggers_on_long_tail_only(rt):
@@ -135,7 +160,7 @@ async def test_compaction_job_triggers_on_long_tail_only(rt):
     assert conv.summary == b["text"]  # the rendered summary of the active path (seed 000)
     t = await context_for(rt, u, long)
     assert t.report["summary_block_ids"] == [b["id"]]
-    assert t.report["message_ids"] == ids[-2 * keep:]
+    assert t.report["message_ids"] == ids[-2 * keep :]
     assert t.messages[1].content.startswith("<conversation-summary>")
 
 
@@ -143,29 +168,45 @@ async def test_summary_applies_only_on_paths_through_its_anchor(rt):
     u = await make_user(rt.db, "branch@example.com")
     cid = await make_conv(rt.db, u.id)
     ids = await append_chain(rt.db, u.id, cid, rounds(15))
-    res = await cp.compact(rt.db, conversation_id=cid, user_id=u.id, settings=rt.settings,
-                           model=demo_model(), summarizer=cp.ExtractiveSummarizer(
-                               ctx.counter_for("cl100k_base")))
+    res = await cp.compact(
+        rt.db,
+        conversation_id=cid,
+        user_id=u.id,
+        settings=rt.settings,
+        model=demo_model(),
+        summarizer=cp.ExtractiveSummarizer(ctx.counter_for("cl100k_base")),
+    )
     assert res.compacted and res.blocks_added == 1
     anchor = res.chain[-1]["anchor_message_id"]
     # A branch made before the summarised range ended (an edit of round 2's question).
-    early = await append_chain(rt.db, u.id, cid, [("user", "edited question 2"),
-                                                  ("assistant", "new answer 2")], parent=ids[3])
+    early = await append_chain(
+        rt.db,
+        u.id,
+        cid,
+        [("user", "edited question 2"), ("assistant", "new answer 2")],
+        parent=ids[3],
+    )
     t = await context_for(rt, u, cid, leaf=early[-1])
     assert t.report["summary_block_ids"] == []
     assert t.report["message_ids"] == ids[:4] + early  # its own path, not the other branch
     # A branch made after the anchor keeps the summary.
-    late = await append_chain(rt.db, u.id, cid, [("user", "late branch"), ("assistant", "ok")],
-                              parent=ids[-3])
+    late = await append_chain(
+        rt.db, u.id, cid, [("user", "late branch"), ("assistant", "ok")], parent=ids[-3]
+    )
     t = await context_for(rt, u, cid, leaf=late[-1])
     assert t.report["summary_block_ids"] == [res.chain[-1]["id"]]
     assert anchor in ids and t.report["message_ids"][-2:] == late
     # Compacting the early branch adds its own chain; both branches keep theirs.
     await set_leaf(rt.db, cid, early[-1])
     more = await append_chain(rt.db, u.id, cid, rounds(12, start=100))
-    res2 = await cp.compact(rt.db, conversation_id=cid, user_id=u.id, settings=rt.settings,
-                            model=demo_model(), summarizer=cp.ExtractiveSummarizer(
-                                ctx.counter_for("cl100k_base")))
+    res2 = await cp.compact(
+        rt.db,
+        conversation_id=cid,
+        user_id=u.id,
+        settings=rt.settings,
+        model=demo_model(),
+        summarizer=cp.ExtractiveSummarizer(ctx.counter_for("cl100k_base")),
+    )
     assert res2.compacted
     t_early = await context_for(rt, u, cid, leaf=more[-1])
     t_late = await context_for(rt, u, cid, leaf=late[-1])
@@ -190,18 +231,41 @@ async def test_two_replicas_racing_produce_exactly_one_block(db_url, rt):
     other = Database(db_url)  # a second replica: its own engine and connections
     try:
         counter = ctx.counter_for("cl100k_base")
-        first = asyncio.create_task(cp.compact(
-            rt.db, conversation_id=cid, user_id=u.id, settings=rt.settings, model=demo_model(),
-            summarizer=Slow(counter)))
+        first = asyncio.create_task(
+            cp.compact(
+                rt.db,
+                conversation_id=cid,
+                user_id=u.id,
+                settings=rt.settings,
+                model=demo_model(),
+                summarizer=Slow(counter),
+            )
+        )
         await entered.wait()  # replica 1 holds the lease and is summarising
-        second = await cp.compact(other, conversation_id=cid, user_id=u.id, settings=rt.settings,
-                                  model=demo_model(), summarizer=Slow(counter))
+        second = await cp.compact(
+            other,
+            conversation_id=cid,
+            user_id=u.id,
+            settings=rt.settings,
+            model=demo_model(),
+            summarizer=Slow(counter),
+        )
         gate.set()
         first = await first
         # and both at once, with nothing left to do
-        again = await asyncio.gather(*[cp.compact(
-            d, conversation_id=cid, user_id=u.id, settings=rt.settings, model=demo_model(),
-            summarizer=cp.ExtractiveSummarizer(counter)) for d in (rt.db, other)])
+        again = await asyncio.gather(
+            *[
+                cp.compact(
+                    d,
+                    conversation_id=cid,
+                    user_id=u.id,
+                    settings=rt.settings,
+                    model=demo_model(),
+                    summarizer=cp.ExtractiveSummarizer(counter),
+                )
+                for d in (rt.db, other)
+            ]
+        )
     finally:
         await other.dispose()
     assert first.status == "compacted" and first.blocks_added == 1
@@ -233,8 +297,14 @@ async def test_blocks_merge_into_coarser_ones_within_budget(rt):
     summ = cp.ExtractiveSummarizer(ctx.counter_for("cl100k_base"))
     for k in range(8):
         await append_chain(rt.db, u.id, cid, rounds(10, start=k * 10, words=12))
-        await cp.compact(rt.db, conversation_id=cid, user_id=u.id, settings=rt.settings,
-                         model=model, summarizer=summ)
+        await cp.compact(
+            rt.db,
+            conversation_id=cid,
+            user_id=u.id,
+            settings=rt.settings,
+            model=model,
+            summarizer=summ,
+        )
     conv = await conv_row(rt.db, u.id, cid)
     pol = cp.policy_for(rt.settings, model)
     t = await context_for(rt, u, cid, model=model)
@@ -269,14 +339,21 @@ async def test_inline_compaction_before_the_model_call(rt):
 async def test_manual_compaction_refuses_while_streaming(rt):
     u = await make_user(rt.db, "stream@example.com")
     cid = await make_conv(rt.db, u.id)
-    await append_chain(rt.db, u.id, cid, rounds(4) + [("user", "q"), ("assistant", "")],
-                       status_last="streaming")
+    await append_chain(
+        rt.db, u.id, cid, rounds(4) + [("user", "q"), ("assistant", "")], status_last="streaming"
+    )
     from chatmem.errors import Conflict
 
     with pytest.raises(Conflict) as e:
-        await cp.compact(rt.db, conversation_id=cid, user_id=u.id, settings=rt.settings,
-                         model=demo_model(), summarizer=cp.ExtractiveSummarizer(
-                             ctx.counter_for("cl100k_base")), manual=True)
+        await cp.compact(
+            rt.db,
+            conversation_id=cid,
+            user_id=u.id,
+            settings=rt.settings,
+            model=demo_model(),
+            summarizer=cp.ExtractiveSummarizer(ctx.counter_for("cl100k_base")),
+            manual=True,
+        )
     assert e.value.code == "turn_streaming"
     assert await lease.holder(rt.db, cid) is None
 
@@ -289,10 +366,14 @@ async def test_compact_and_context_routes(new_user):
     b = await new_user()
     cid = (await a.client.post("/api/conversations", json={})).json()["id"]
     for i in range(5):
-        await a.client.post(f"/api/conversations/{cid}/messages",
-                            json={"content": f"my favourite number is {i}", "generate": False})
-        await a.client.post(f"/api/conversations/{cid}/messages",
-                            json={"content": f"noted {i}", "role": "assistant"})
+        await a.client.post(
+            f"/api/conversations/{cid}/messages",
+            json={"content": f"my favourite number is {i}", "generate": False},
+        )
+        await a.client.post(
+            f"/api/conversations/{cid}/messages",
+            json={"content": f"noted {i}", "role": "assistant"},
+        )
     r = await a.client.get(f"/api/conversations/{cid}/context")
     assert r.status_code == 200
     rep = r.json()["report"]
@@ -301,7 +382,9 @@ async def test_compact_and_context_routes(new_user):
     r = await a.client.post(f"/api/conversations/{cid}/compact")
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["compacted"] and body["summarized_messages"] == 8 and len(body["summary_blocks"]) == 1
+    assert (
+        body["compacted"] and body["summarized_messages"] == 8 and len(body["summary_blocks"]) == 1
+    )
     assert "favourite number is 0" in body["summary"]
     r = await a.client.get(f"/api/conversations/{cid}/context", params={"include_messages": True})
     rep = r.json()["report"]
@@ -310,8 +393,10 @@ async def test_compact_and_context_routes(new_user):
     r = await a.client.post(f"/api/conversations/{cid}/compact")
     assert r.status_code == 200 and not r.json()["compacted"]  # only the latest round is left
     # another user's conversation is not found; nothing is written
-    for resp in (await b.client.get(f"/api/conversations/{cid}/context"),
-                 await b.client.post(f"/api/conversations/{cid}/compact")):
+    for resp in (
+        await b.client.get(f"/api/conversations/{cid}/context"),
+        await b.client.post(f"/api/conversations/{cid}/compact"),
+    ):
         assert resp.status_code == 404 and resp.json()["error"]["code"] == "not_found"
     r = await a.client.get(f"/api/conversations/{cid}/context", params={"message_id": "msg_nope"})
     assert r.status_code == 404

@@ -10,8 +10,12 @@ from .test_compat_support import data_of, error_of, insert_agent
 async def test_unauthenticated_is_enveloped(anon):
     env = error_of(await anon.get("/rpc/chat/inbox/agt_x/conversation"), 401)
     assert env.error.code == "unauthorized"
-    env = error_of(await anon.get("/rpc/chat/inbox/agt_x/conversation",
-                                  headers={"Authorization": "Bearer nope"}), 401)
+    env = error_of(
+        await anon.get(
+            "/rpc/chat/inbox/agt_x/conversation", headers={"Authorization": "Bearer nope"}
+        ),
+        401,
+    )
     assert env.ok is False
 
 
@@ -28,8 +32,11 @@ async def test_unknown_path_and_method(app, new_user):
 
 async def test_bad_json_is_enveloped(app, new_user):
     a = await new_user()
-    r = await a.client.post("/rpc/chat/inbox/agt_x/messages/m/feedback", content=b"{nope",
-                            headers={"content-type": "application/json"})
+    r = await a.client.post(
+        "/rpc/chat/inbox/agt_x/messages/m/feedback",
+        content=b"{nope",
+        headers={"content-type": "application/json"},
+    )
     env = error_of(r, 400, "Invalid request")
     assert env.error.code == "validation_error"
 
@@ -37,13 +44,15 @@ async def test_bad_json_is_enveloped(app, new_user):
 async def test_request_id_is_echoed(app, new_user):
     a = await new_user()
     aid = await insert_agent(app, a.id)
-    r = await a.client.get(f"/rpc/chat/inbox/{aid}/conversation",
-                           headers={"X-Request-ID": "trace-123"})
+    r = await a.client.get(
+        f"/rpc/chat/inbox/{aid}/conversation", headers={"X-Request-ID": "trace-123"}
+    )
     data_of(r, AgentConversationResponse)
     body = r.json()
     assert body["meta"]["requestId"] == "trace-123" and body["meta"]["timestamp"].endswith("Z")
-    r = await a.client.get(f"/rpc/chat/inbox/{aid}/conversation",
-                           headers={"X-Request-ID": "bad id with spaces"})
+    r = await a.client.get(
+        f"/rpc/chat/inbox/{aid}/conversation", headers={"X-Request-ID": "bad id with spaces"}
+    )
     assert r.json()["meta"]["requestId"].startswith("req_")
     r = await a.client.get("/rpc/nothing", headers={"X-Request-ID": "t-9"})
     assert error_of(r, 404).meta.requestId == "t-9"

@@ -45,8 +45,16 @@ def db_of(app):
 async def insert_agent(app, user_id: str, **kw) -> str:
     now = now_ms()
     aid = kw.pop("id", None) or new_id("agt")
-    values = dict(id=aid, user_id=user_id, name="Lin", handle="lin", headline="a friend",
-                  opening_message="你好，我是 Lin。", created_at=now, updated_at=now)
+    values = dict(
+        id=aid,
+        user_id=user_id,
+        name="Lin",
+        handle="lin",
+        headline="a friend",
+        opening_message="你好，我是 Lin。",
+        created_at=now,
+        updated_at=now,
+    )
     values.update(kw)
     async with db_of(app).write() as c:
         await c.execute(insert(t.agents).values(**values))
@@ -59,35 +67,57 @@ async def insert_messages(app, conv_id: str, rows: list[dict]) -> list[str]:
     (a ``streaming`` row gets a live generation lease, so the sweeper leaves it alone)."""
     db = db_of(app)
     async with db.write() as c:
-        conv = (await c.execute(select(t.conversations)
-                                .where(t.conversations.c.id == conv_id))).one()
+        conv = (
+            await c.execute(select(t.conversations).where(t.conversations.c.id == conv_id))
+        ).one()
         parent = conv.active_leaf_id
         depth = 0
         if parent:
-            depth = (await c.execute(select(t.messages.c.depth)
-                                     .where(t.messages.c.id == parent))).scalar_one() + 1
+            depth = (
+                await c.execute(select(t.messages.c.depth).where(t.messages.c.id == parent))
+            ).scalar_one() + 1
         values, ids, leases = [], [], []
         for r in rows:
             mid = r.get("id") or new_id("msg")
             blocks = [{"kind": "text", "text": r["text"]}]
-            values.append(dict(
-                id=mid, conversation_id=conv_id, parent_id=parent, role=r["role"], blocks=blocks,
-                search_text=r["text"], status=r.get("status", "complete"),
-                created_at=r["created_at"], user_id=conv.user_id, agent_id=conv.agent_id,
-                depth=depth))
+            values.append(
+                dict(
+                    id=mid,
+                    conversation_id=conv_id,
+                    parent_id=parent,
+                    role=r["role"],
+                    blocks=blocks,
+                    search_text=r["text"],
+                    status=r.get("status", "complete"),
+                    created_at=r["created_at"],
+                    user_id=conv.user_id,
+                    agent_id=conv.agent_id,
+                    depth=depth,
+                )
+            )
             ids.append(mid)
             if values[-1]["status"] == "streaming":  # a turn in flight holds a live lease
-                leases.append(dict(conversation_id=conv_id, branch_key=parent or "root",
-                                   principal_id=conv.user_id, owner_token=f"{mid}:test",
-                                   expires_at=now_ms() + 3_600_000))
+                leases.append(
+                    dict(
+                        conversation_id=conv_id,
+                        branch_key=parent or "root",
+                        principal_id=conv.user_id,
+                        owner_token=f"{mid}:test",
+                        expires_at=now_ms() + 3_600_000,
+                    )
+                )
             parent, depth = mid, depth + 1
         if values:
             await c.execute(insert(t.messages), values)
             if leases:
                 await c.execute(insert(t.conversation_generation_leases), leases)
-            await c.execute(update(t.conversations).where(t.conversations.c.id == conv_id).values(
-                message_count=t.conversations.c.message_count + len(values),
-                last_message_at=max(v["created_at"] for v in values), active_leaf_id=parent))
+            await c.execute(
+                update(t.conversations)
+                .where(t.conversations.c.id == conv_id)
+                .values(
+                    message_count=t.conversations.c.message_count + len(values),
+                    last_message_at=max(v["created_at"] for v in values),
+                    active_leaf_id=parent,
+                )
+            )
     return ids
-
-

@@ -26,31 +26,51 @@ async def _insert(app, table, **values):
 async def _project(app, user_id: str, name: str, **kw) -> str:
     pid = new_id("p")
     now = now_ms()
-    await _insert(app, t.projects, id=pid, user_id=user_id, name=name, created_at=now,
-                  updated_at=now, **kw)
+    await _insert(
+        app, t.projects, id=pid, user_id=user_id, name=name, created_at=now, updated_at=now, **kw
+    )
     return pid
 
 
 async def _agent(app, user_id: str, name: str) -> str:
     aid = new_id("ag")
     now = now_ms()
-    await _insert(app, t.agents, id=aid, user_id=user_id, name=name, handle=name.lower(),
-                  created_at=now, updated_at=now)
+    await _insert(
+        app,
+        t.agents,
+        id=aid,
+        user_id=user_id,
+        name=name,
+        handle=name.lower(),
+        created_at=now,
+        updated_at=now,
+    )
     return aid
 
 
 async def test_create_get_patch(new_user, app):
     a = await new_user()
     pid = await _project(app, a.id, "Work")
-    r = await a.client.post("/api/conversations",
-                            json={"title": "hello", "model": "demo", "pinned": True,
-                                  "project_id": pid})
+    r = await a.client.post(
+        "/api/conversations",
+        json={"title": "hello", "model": "demo", "pinned": True, "project_id": pid},
+    )
     assert r.status_code == 201, r.text
     c = r.json()
     assert c["title"] == "hello" and c["model_id"] == "demo" and c["pinned"] is True
     assert c["project_id"] == pid and c["starred"] is False and c["archived"] is False
-    for key in ("message_count", "summary_blocks", "active_leaf_id", "last_message_at",
-                "kb_ids", "rag_mode", "workspace_id", "agent_id", "summary", "created_at"):
+    for key in (
+        "message_count",
+        "summary_blocks",
+        "active_leaf_id",
+        "last_message_at",
+        "kb_ids",
+        "rag_mode",
+        "workspace_id",
+        "agent_id",
+        "summary",
+        "created_at",
+    ):
         assert key in c
     assert "provider_state" not in c and "user_id" not in c
     assert c["summary_blocks"] == [] and c["message_count"] == 0
@@ -58,13 +78,27 @@ async def test_create_get_patch(new_user, app):
     default = await new_conv(a.client)
     assert default["title"] == "新对话" and default["pinned"] is False  # the seed's default
     await tick()
-    r = await a.client.patch(f"/api/conversations/{c['id']}",
-                             json={"title": "renamed", "starred": True, "archived": True,
-                                   "pinned": False, "model": "other", "project_id": None})
+    r = await a.client.patch(
+        f"/api/conversations/{c['id']}",
+        json={
+            "title": "renamed",
+            "starred": True,
+            "archived": True,
+            "pinned": False,
+            "model": "other",
+            "project_id": None,
+        },
+    )
     assert r.status_code == 200, r.text
     p = r.json()
-    assert (p["title"], p["starred"], p["archived"], p["pinned"], p["model_id"], p["project_id"]) \
-        == ("renamed", True, True, False, "other", None)
+    assert (
+        p["title"],
+        p["starred"],
+        p["archived"],
+        p["pinned"],
+        p["model_id"],
+        p["project_id"],
+    ) == ("renamed", True, True, False, "other", None)
     assert p["updated_at"] > c["updated_at"] and p["created_at"] == c["created_at"]
     assert await conv(a.client, c["id"]) == p
     # a partial patch leaves the rest alone
@@ -109,11 +143,13 @@ async def test_list_cursor_with_equal_timestamps(new_user, app):
     ids = [(await new_conv(a.client, title=f"s{i}"))["id"] for i in range(5)]
     async with app.state.runtime.db.write() as c:
         from sqlalchemy import update
+
         await c.execute(update(t.conversations).where(C.id.in_(ids)).values(updated_at=12345))
     seen, cursor = [], None
     while True:
-        r = await a.client.get("/api/conversations", params={"limit": 2} | (
-            {"cursor": cursor} if cursor else {}))
+        r = await a.client.get(
+            "/api/conversations", params={"limit": 2} | ({"cursor": cursor} if cursor else {})
+        )
         seen += [c["id"] for c in r.json()["items"]]
         cursor = r.json()["next_cursor"]
         if not cursor:
@@ -132,10 +168,24 @@ async def test_list_filters(new_user, app):
     archived = await new_conv(a.client, title="arch")
     await a.client.patch(f"/api/conversations/{archived['id']}", json={"archived": True})
     # hidden: inline threads and workspace conversations are not in the personal list
-    await _insert(app, t.conversations, id=new_id("c"), user_id=a.id, inline_source_conv=plain["id"],
-                  created_at=now_ms(), updated_at=now_ms())
-    await _insert(app, t.conversations, id=new_id("c"), user_id=a.id, workspace_id="w1",
-                  created_at=now_ms(), updated_at=now_ms())
+    await _insert(
+        app,
+        t.conversations,
+        id=new_id("c"),
+        user_id=a.id,
+        inline_source_conv=plain["id"],
+        created_at=now_ms(),
+        updated_at=now_ms(),
+    )
+    await _insert(
+        app,
+        t.conversations,
+        id=new_id("c"),
+        user_id=a.id,
+        workspace_id="w1",
+        created_at=now_ms(),
+        updated_at=now_ms(),
+    )
 
     async def ids(**params):
         r = await a.client.get("/api/conversations", params=params)
@@ -158,20 +208,71 @@ async def _seed_dependents(app, a, cid: str, mid: str) -> dict:
     """One row of every table that hangs off a conversation or a message."""
     now = now_ms()
     ids = {k: new_id(k) for k in ("share", "mf", "uf", "mem")}
-    await _insert(app, t.conversation_shares, id=ids["share"], conversation_id=cid, user_id=a.id,
-                  created_at=now)
-    await _insert(app, t.conversation_compaction_leases, conversation_id=cid, owner_token="o",
-                  expires_at=now + 60_000)
-    await _insert(app, t.conversation_generation_leases, conversation_id=cid, branch_key=mid,
-                  principal_id=a.id, owner_token="o", expires_at=now + 60_000)
-    await _insert(app, t.message_feedback, id=ids["mf"], message_id=mid, conversation_id=cid,
-                  user_id=a.id, rating="like", created_at=now, updated_at=now)
-    await _insert(app, t.user_feedback, id=ids["uf"], user_id=a.id, message_id=mid,
-                  conversation_id=cid, conversation_title="t", description="broken", created_at=now)
-    await _insert(app, t.stream_events, message_id=mid, seq=1, type="text_delta", data={"t": "x"},
-                  created_at=now)
-    await _insert(app, t.memories, id=ids["mem"], user_id=a.id, memory_text="likes tea",
-                  source_message_id=mid, created_at=now, updated_at=now)
+    await _insert(
+        app,
+        t.conversation_shares,
+        id=ids["share"],
+        conversation_id=cid,
+        user_id=a.id,
+        created_at=now,
+    )
+    await _insert(
+        app,
+        t.conversation_compaction_leases,
+        conversation_id=cid,
+        owner_token="o",
+        expires_at=now + 60_000,
+    )
+    await _insert(
+        app,
+        t.conversation_generation_leases,
+        conversation_id=cid,
+        branch_key=mid,
+        principal_id=a.id,
+        owner_token="o",
+        expires_at=now + 60_000,
+    )
+    await _insert(
+        app,
+        t.message_feedback,
+        id=ids["mf"],
+        message_id=mid,
+        conversation_id=cid,
+        user_id=a.id,
+        rating="like",
+        created_at=now,
+        updated_at=now,
+    )
+    await _insert(
+        app,
+        t.user_feedback,
+        id=ids["uf"],
+        user_id=a.id,
+        message_id=mid,
+        conversation_id=cid,
+        conversation_title="t",
+        description="broken",
+        created_at=now,
+    )
+    await _insert(
+        app,
+        t.stream_events,
+        message_id=mid,
+        seq=1,
+        type="text_delta",
+        data={"t": "x"},
+        created_at=now,
+    )
+    await _insert(
+        app,
+        t.memories,
+        id=ids["mem"],
+        user_id=a.id,
+        memory_text="likes tea",
+        source_message_id=mid,
+        created_at=now,
+        updated_at=now,
+    )
     return ids
 
 
@@ -185,17 +286,27 @@ async def test_delete_cascades_as_the_seed_says(new_user, app):
     ids = await _seed_dependents(app, a, c["id"], ans["id"])
     kept_ids = await _seed_dependents(app, a, keep["id"], kq["id"])
     inline_id = new_id("c")
-    await _insert(app, t.conversations, id=inline_id, user_id=a.id, inline_source_conv=c["id"],
-                  inline_parent_id=q["id"], created_at=now_ms(), updated_at=now_ms())
+    await _insert(
+        app,
+        t.conversations,
+        id=inline_id,
+        user_id=a.id,
+        inline_source_conv=c["id"],
+        inline_parent_id=q["id"],
+        created_at=now_ms(),
+        updated_at=now_ms(),
+    )
     r = await a.client.delete(f"/api/conversations/{c['id']}")
     assert r.status_code == 204 and r.content == b""
     assert (await a.client.get(f"/api/conversations/{c['id']}")).status_code == 404
     assert await count(app, t.conversations, C.id.in_([c["id"], inline_id])) == 0
     assert await count(app, t.messages, M.conversation_id == c["id"]) == 0
-    for table, col in ((t.conversation_shares, "conversation_id"),
-                       (t.conversation_compaction_leases, "conversation_id"),
-                       (t.conversation_generation_leases, "conversation_id"),
-                       (t.message_feedback, "conversation_id")):
+    for table, col in (
+        (t.conversation_shares, "conversation_id"),
+        (t.conversation_compaction_leases, "conversation_id"),
+        (t.conversation_generation_leases, "conversation_id"),
+        (t.message_feedback, "conversation_id"),
+    ):
         assert await count(app, table, table.c[col] == c["id"]) == 0, table.name
     assert await count(app, t.stream_events, t.stream_events.c.message_id == ans["id"]) == 0
     # SET NULL: the problem report and the memory outlive the conversation
@@ -205,7 +316,10 @@ async def test_delete_cascades_as_the_seed_says(new_user, app):
     assert mem.source_message_id is None
     # the other conversation and its rows are untouched
     assert [m["text"] for m in await path(a.client, keep["id"])] == ["kept"]
-    assert await count(app, t.conversation_shares, t.conversation_shares.c.id == kept_ids["share"]) == 1
+    assert (
+        await count(app, t.conversation_shares, t.conversation_shares.c.id == kept_ids["share"])
+        == 1
+    )
     assert await count(app, t.message_feedback, t.message_feedback.c.id == kept_ids["mf"]) == 1
     assert await count(app, t.stream_events, t.stream_events.c.message_id == kq["id"]) == 1
     [uf] = await rows(app, t.user_feedback, t.user_feedback.c.id == kept_ids["uf"])
@@ -236,9 +350,19 @@ async def test_delete_deep_conversation(new_user, app):
     parent, values = None, []
     for i in range(1500):
         mid = new_id("msg")
-        values.append(dict(id=mid, conversation_id=cid, parent_id=parent, depth=i, user_id=a.id,
-                           role="user" if i % 2 == 0 else "assistant", created_at=1000 + i,
-                           blocks=[{"kind": "text", "text": str(i)}], search_text=str(i)))
+        values.append(
+            dict(
+                id=mid,
+                conversation_id=cid,
+                parent_id=parent,
+                depth=i,
+                user_id=a.id,
+                role="user" if i % 2 == 0 else "assistant",
+                created_at=1000 + i,
+                blocks=[{"kind": "text", "text": str(i)}],
+                search_text=str(i),
+            )
+        )
         parent = mid
     async with app.state.runtime.db.write() as c:
         await c.execute(insert(t.messages), values)
@@ -250,8 +374,15 @@ async def test_delete_deep_conversation(new_user, app):
 async def test_set_null_rules_for_projects_and_knowledge_bases(new_user, app):
     a = await new_user()
     kb = new_id("kb")
-    await _insert(app, t.knowledge_bases, id=kb, user_id=a.id, name="kb", created_at=now_ms(),
-                  updated_at=now_ms())
+    await _insert(
+        app,
+        t.knowledge_bases,
+        id=kb,
+        user_id=a.id,
+        name="kb",
+        created_at=now_ms(),
+        updated_at=now_ms(),
+    )
     pid = await _project(app, a.id, "with kb", kb_id=kb)
     c = await new_conv(a.client, project_id=pid)
     async with app.state.runtime.db.write() as conn:

@@ -14,9 +14,13 @@ from tests.servers import Server, create_user
 
 pytestmark = pytest.mark.slow
 
-ENV = {"CHATMEM_DEMO_DELAY_MS": "40", "CHATMEM_DEMO_MIN_TOKENS": "3000",
-       "CHATMEM_LEASE_TTL_S": "2", "CHATMEM_SWEEP_INTERVAL_S": "0.3",
-       "CHATMEM_DEFAULT_MODEL": "demo"}
+ENV = {
+    "CHATMEM_DEMO_DELAY_MS": "40",
+    "CHATMEM_DEMO_MIN_TOKENS": "3000",
+    "CHATMEM_LEASE_TTL_S": "2",
+    "CHATMEM_SWEEP_INTERVAL_S": "0.3",
+    "CHATMEM_DEFAULT_MODEL": "demo",
+}
 
 
 def sse_until(client: httpx.Client, url: str, *, after: int = 0, min_deltas: int | None = None):
@@ -29,7 +33,10 @@ def sse_until(client: httpx.Client, url: str, *, after: int = 0, min_deltas: int
             buf += chunk
             *complete, buf = buf.split("\n\n")
             events += parse("\n\n".join(complete) + "\n\n") if complete else []
-            if min_deltas is not None and sum(e["type"] == "text_delta" for e in events) >= min_deltas:
+            if (
+                min_deltas is not None
+                and sum(e["type"] == "text_delta" for e in events) >= min_deltas
+            ):
                 return events
     return events
 
@@ -45,7 +52,9 @@ def test_sigkill_mid_stream_then_restart(db_url):
     try:
         with httpx.Client(base_url=server.base, headers=headers, timeout=60) as c:
             cid = c.post("/api/conversations", json={}).json()["id"]
-            r = c.post(f"/api/conversations/{cid}/messages", json={"content": "tell me a long story"})
+            r = c.post(
+                f"/api/conversations/{cid}/messages", json={"content": "tell me a long story"}
+            )
             assert r.status_code == 202, r.text
             mid = r.json()["assistant_message_id"]
             seen = sse_until(c, f"/api/conversations/{cid}/messages/{mid}/stream", min_deltas=30)
@@ -64,8 +73,9 @@ def test_sigkill_mid_stream_then_restart(db_url):
     try:
         with httpx.Client(base_url=server.base, headers=headers, timeout=60) as c:
             # resuming from where the client was cut off: the stream closes with an error event
-            tail = sse_until(c, f"/api/conversations/{cid}/messages/{mid}/stream",
-                             after=seen[-1]["seq"])
+            tail = sse_until(
+                c, f"/api/conversations/{cid}/messages/{mid}/stream", after=seen[-1]["seq"]
+            )
             assert tail[-1]["type"] == "error"
             assert tail[-1]["data"]["code"] == "generation_interrupted"
             msg = c.get(f"/api/conversations/{cid}/messages/{mid}").json()
@@ -81,8 +91,9 @@ def test_sigkill_mid_stream_then_restart(db_url):
             assert full[-1]["type"] == "error"
             # the row holds exactly the durable deltas: what was flushed before the kill
             assert msg["text"] == deltas(full)
-            assert msg["text"] and (client_text.startswith(msg["text"])
-                                    or msg["text"].startswith(client_text))
+            assert msg["text"] and (
+                client_text.startswith(msg["text"]) or msg["text"].startswith(client_text)
+            )
             # the conversation goes on: a retry regenerates, a new message is accepted
             r = c.post(f"/api/conversations/{cid}/regenerate", json={"message_id": mid})
             assert r.status_code == 202, r.text

@@ -10,8 +10,7 @@ from chatmem.conversations.dag import Node
 
 
 def test_branch_info_orders_siblings_as_given():
-    info = dag.branch_info(["a", "c"], {"a": None, "c": "a"},
-                           {None: ["a", "b"], "a": ["x", "c"]})
+    info = dag.branch_info(["a", "c"], {"a": None, "c": "a"}, {None: ["a", "b"], "a": ["x", "c"]})
     assert info["a"] == {"branch_index": 0, "branch_count": 2, "sibling_ids": ["a", "b"]}
     assert info["c"] == {"branch_index": 1, "branch_count": 2, "sibling_ids": ["x", "c"]}
 
@@ -48,18 +47,33 @@ def test_round_of_a_question_and_of_odd_shapes():
 
 
 def test_streaming_in():
-    assert dag.streaming_in([Node("a", None, "user"), Node("b", "a", "assistant", "streaming")]) \
-        == ["b"]
+    assert dag.streaming_in(
+        [Node("a", None, "user"), Node("b", "a", "assistant", "streaming")]
+    ) == ["b"]
 
 
 def test_blocks_normalize_and_visible_text():
     assert blk.normalize("hi") == [{"kind": "text", "text": "hi"}]
-    out = blk.normalize([{"type": "text", "text": "a"}, {"kind": "thinking", "text": "t"},
-                         {"kind": "tool_output", "output": "o"}, {"kind": "text", "text": "b"}])
+    out = blk.normalize(
+        [
+            {"type": "text", "text": "a"},
+            {"kind": "thinking", "text": "t"},
+            {"kind": "tool_output", "output": "o"},
+            {"kind": "text", "text": "b"},
+        ]
+    )
     assert [b["kind"] for b in out] == ["text", "thinking", "tool_output", "text"]
     assert blk.visible_text(out) == "ab" and blk.thinking_text(out) == "t"
     assert blk.visible_text(None) == ""
-    for bad in ([], [1], [{"kind": "nope"}], [{"kind": "text"}], [{"kind": "thinking", "text": 3}],
-                5, None, {"kind": "text", "text": "x"}):
+    for bad in (
+        [],
+        [1],
+        [{"kind": "nope"}],
+        [{"kind": "text"}],
+        [{"kind": "thinking", "text": 3}],
+        5,
+        None,
+        {"kind": "text", "text": "x"},
+    ):
         with pytest.raises(blk.BlockError):
             blk.normalize(bad)

@@ -31,8 +31,9 @@ def jpeg(w: int, h: int, sof: int = 0xC2) -> bytes:
 
 async def _answer(app, user, **extra):
     cid = await new_conv(user)
-    q, a = await insert_chain(app, cid, [{"role": "user", "text": "q"},
-                                         {"role": "assistant", "text": "a", **extra}])
+    q, a = await insert_chain(
+        app, cid, [{"role": "user", "text": "q"}, {"role": "assistant", "text": "a", **extra}]
+    )
     return cid, q, a
 
 
@@ -46,9 +47,14 @@ async def test_rate_upsert_clear_and_mirror(app, new_user):
     url = f"/api/conversations/{cid}/messages/{mid}/feedback"
     assert (await u.client.get(url)).json() == {"message_id": mid, "feedback": None}
 
-    r = await u.client.post(url, json={"feedback": "dislike", "reasons": ["outdated", "unsafe",
-                                                                         "outdated"],
-                                       "comment": "old news"})
+    r = await u.client.post(
+        url,
+        json={
+            "feedback": "dislike",
+            "reasons": ["outdated", "unsafe", "outdated"],
+            "comment": "old news",
+        },
+    )
     assert r.status_code == 200, r.text
     assert "model-x" not in r.text  # the real model of a fast-mode answer stays masked
     fb = r.json()["feedback"]
@@ -80,14 +86,17 @@ async def test_rate_upsert_clear_and_mirror(app, new_user):
     assert (await u.client.post(url, json={"feedback": ""})).status_code == 200
 
 
-@pytest.mark.parametrize("body", [
-    {"feedback": "dislike", "reasons": ["boring"]},
-    {"feedback": "dislike", "comment": "x" * 501},
-    {"feedback": "meh"},
-    {"feedback": "like", "stars": 5},
-    {"reasons": ["other"]},
-    {"feedback": "dislike", "reasons": "other"},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"feedback": "dislike", "reasons": ["boring"]},
+        {"feedback": "dislike", "comment": "x" * 501},
+        {"feedback": "meh"},
+        {"feedback": "like", "stars": 5},
+        {"reasons": ["other"]},
+        {"feedback": "dislike", "reasons": "other"},
+    ],
+)
 async def test_bad_rating_bodies_write_nothing(app, new_user, body):
     u = await new_user()
     cid, _, mid = await _answer(app, u)
@@ -99,24 +108,33 @@ async def test_bad_rating_bodies_write_nothing(app, new_user, body):
 async def test_comment_of_exactly_500_chars_is_accepted(app, new_user):
     u = await new_user()
     cid, _, mid = await _answer(app, u)
-    r = await u.client.post(f"/api/conversations/{cid}/messages/{mid}/feedback",
-                            json={"feedback": "dislike", "reasons": ["other"],
-                                  "comment": "é" * 500})
+    r = await u.client.post(
+        f"/api/conversations/{cid}/messages/{mid}/feedback",
+        json={"feedback": "dislike", "reasons": ["other"], "comment": "é" * 500},
+    )
     assert r.status_code == 200 and len(r.json()["feedback"]["comment"]) == 500
 
 
 async def test_only_finished_assistant_messages(app, new_user):
     u = await new_user()
     cid, q, a = await _answer(app, u)
-    [s] = await insert_chain(app, cid, [{"role": "assistant", "text": "…", "status": "streaming"}],
-                             parent=q)
-    [e] = await insert_chain(app, cid, [{"role": "assistant", "text": "boom", "status": "error"}],
-                             parent=q)
+    [s] = await insert_chain(
+        app, cid, [{"role": "assistant", "text": "…", "status": "streaming"}], parent=q
+    )
+    [e] = await insert_chain(
+        app, cid, [{"role": "assistant", "text": "boom", "status": "error"}], parent=q
+    )
     base = f"/api/conversations/{cid}/messages"
-    assert_error(await u.client.post(f"{base}/{q}/feedback", json={"feedback": "like"}), 422,
-                 "not_assistant_message")
-    assert_error(await u.client.post(f"{base}/{s}/feedback", json={"feedback": "like"}), 409,
-                 "message_streaming")
+    assert_error(
+        await u.client.post(f"{base}/{q}/feedback", json={"feedback": "like"}),
+        422,
+        "not_assistant_message",
+    )
+    assert_error(
+        await u.client.post(f"{base}/{s}/feedback", json={"feedback": "like"}),
+        409,
+        "message_streaming",
+    )
     assert await count_rows(app, t.message_feedback) == 0
     r = await u.client.post(f"{base}/{e}/feedback", json={"feedback": "dislike"})
     assert r.status_code == 200 and r.json()["feedback"]["rating"] == "dislike"
@@ -132,12 +150,17 @@ async def test_ratings_are_private(app, new_user):
     # a's message addressed through b's own conversation is not found either
     cross = f"/api/conversations/{bcid}/messages/{mid}/feedback"
     assert_error(await b.client.post(cross, json={"feedback": "like"}), 404)
-    assert_error(await a.client.post(f"/api/conversations/{cid}/messages/{bmid}/feedback",
-                                     json={"feedback": "like"}), 404)
+    assert_error(
+        await a.client.post(
+            f"/api/conversations/{cid}/messages/{bmid}/feedback", json={"feedback": "like"}
+        ),
+        404,
+    )
     assert await count_rows(app, t.message_feedback) == 0
     # b's rating of their own message is invisible to a
-    await b.client.post(f"/api/conversations/{bcid}/messages/{bmid}/feedback",
-                        json={"feedback": "like"})
+    await b.client.post(
+        f"/api/conversations/{bcid}/messages/{bmid}/feedback", json={"feedback": "like"}
+    )
     assert (await a.client.get(url)).json()["feedback"] is None
 
 
@@ -146,8 +169,14 @@ async def test_native_and_rpc_feedback_share_one_row(app, new_user):
     aid = await insert_agent(app, u.id)
     conv = (await u.client.get(f"/rpc/chat/inbox/{aid}/conversation")).json()["data"]
     cid = conv["conversationId"]
-    _, mid = await insert_chain(app, cid, [{"role": "user", "text": "hi", "agent_id": aid},
-                                           {"role": "assistant", "text": "yo", "agent_id": aid}])
+    _, mid = await insert_chain(
+        app,
+        cid,
+        [
+            {"role": "user", "text": "hi", "agent_id": aid},
+            {"role": "assistant", "text": "yo", "agent_id": aid},
+        ],
+    )
     rpc = f"/rpc/chat/inbox/{aid}/messages/{mid}/feedback"
     native = f"/api/conversations/{cid}/messages/{mid}/feedback"
     r = await u.client.post(rpc, json={"rating": "negative", "reason": "too_long", "note": "long"})
@@ -178,10 +207,17 @@ async def test_report_with_png_screenshot_and_admin_reader(app, new_user):
     cid, _, mid = await _answer(app, u)
     shot = png(1280, 720)
     r = await u.client.post(
-        "/api/user-feedback", headers={"User-Agent": "TestBrowser/1.0"},
-        data={"description": "The send button froze", "message_id": mid, "page_path": "/c/x",
-              "viewport_width": "1280", "viewport_height": "720"},
-        files={"screenshot": ("shot.png", shot, "application/octet-stream")})
+        "/api/user-feedback",
+        headers={"User-Agent": "TestBrowser/1.0"},
+        data={
+            "description": "The send button froze",
+            "message_id": mid,
+            "page_path": "/c/x",
+            "viewport_width": "1280",
+            "viewport_height": "720",
+        },
+        files={"screenshot": ("shot.png", shot, "application/octet-stream")},
+    )
     assert r.status_code == 201, r.text
     rep = r.json()
     assert rep["message_id"] == mid and rep["conversation_id"] == cid
@@ -206,23 +242,30 @@ async def test_report_with_png_screenshot_and_admin_reader(app, new_user):
 
 async def test_report_without_screenshot_or_links(app, new_user):
     u, admin = await new_user(), await new_user(admin=True)
-    r = await u.client.post("/api/user-feedback", data={"description": "Dark mode is too dark",
-                                                        "viewport_width": ""},
-                            files={"screenshot": ("", b"", "application/octet-stream")})
+    r = await u.client.post(
+        "/api/user-feedback",
+        data={"description": "Dark mode is too dark", "viewport_width": ""},
+        files={"screenshot": ("", b"", "application/octet-stream")},
+    )
     assert r.status_code == 201, r.text
     rep = r.json()
     assert rep["screenshot"] is None and rep["message_id"] is None
     assert rep["conversation_id"] is None and rep["conversation_title"] == ""
-    assert_error(await admin.client.get(f"/api/admin/user-feedback/{rep['id']}/screenshot"), 404,
-                 "no_screenshot")
+    assert_error(
+        await admin.client.get(f"/api/admin/user-feedback/{rep['id']}/screenshot"),
+        404,
+        "no_screenshot",
+    )
 
 
 async def test_jpeg_dimensions_from_the_frame_header(app, new_user):
     u = await new_user()
     cid = await new_conv(u, "Photos")
-    r = await u.client.post("/api/user-feedback",
-                            data={"description": "broken", "conversation_id": cid},
-                            files={"screenshot": ("s.jpg", jpeg(640, 480), "image/jpeg")})
+    r = await u.client.post(
+        "/api/user-feedback",
+        data={"description": "broken", "conversation_id": cid},
+        files={"screenshot": ("s.jpg", jpeg(640, 480), "image/jpeg")},
+    )
     assert r.status_code == 201, r.text
     assert r.json()["screenshot"] == {"mime": "image/jpeg", "width": 640, "height": 480}
     assert r.json()["conversation_title"] == "Photos" and r.json()["message_id"] is None
@@ -246,26 +289,45 @@ async def test_bad_reports_write_nothing(app, new_user):
     assert err["details"][0]["loc"] == ["body", "severity"]
     assert_error(await send({"description": "x", "viewport_width": "wide"}), 422)
     assert_error(await send({"description": "x", "viewport_width": "-1"}), 422)
-    assert_error(await send({"description": "x"},
-                            {"screenshot": ("a.gif", b"GIF89a" + b"\0" * 20, "image/png")}),
-                 415, "unsupported_media_type")
-    assert_error(await send({"description": "x"},
-                            {"screenshot": ("a.png", png(10, 10)[:20], "image/png")}),
-                 422, "invalid_screenshot")
-    assert_error(await send({"description": "x"},
-                            {"screenshot": ("a.png", png(8000, 4001), "image/png")}),
-                 422, "screenshot_too_many_pixels")
-    assert_error(await send({"description": "x"},
-                            {"screenshot": ("a.jpg", jpeg(4001, 8000, 0xC0), "image/jpeg")}),
-                 422, "screenshot_too_many_pixels")
+    assert_error(
+        await send(
+            {"description": "x"}, {"screenshot": ("a.gif", b"GIF89a" + b"\0" * 20, "image/png")}
+        ),
+        415,
+        "unsupported_media_type",
+    )
+    assert_error(
+        await send({"description": "x"}, {"screenshot": ("a.png", png(10, 10)[:20], "image/png")}),
+        422,
+        "invalid_screenshot",
+    )
+    assert_error(
+        await send({"description": "x"}, {"screenshot": ("a.png", png(8000, 4001), "image/png")}),
+        422,
+        "screenshot_too_many_pixels",
+    )
+    assert_error(
+        await send(
+            {"description": "x"}, {"screenshot": ("a.jpg", jpeg(4001, 8000, 0xC0), "image/jpeg")}
+        ),
+        422,
+        "screenshot_too_many_pixels",
+    )
     big = png(100, 100, b"\0" * (3 * 1024 * 1024))
-    assert_error(await send({"description": "x"}, {"screenshot": ("a.png", big, "image/png")}),
-                 413, "screenshot_too_large")
+    assert_error(
+        await send({"description": "x"}, {"screenshot": ("a.png", big, "image/png")}),
+        413,
+        "screenshot_too_large",
+    )
     huge = png(100, 100, b"\0" * (4 * 1024 * 1024))
-    assert_error(await send({"description": "x"}, {"screenshot": ("a.png", huge, "image/png")}),
-                 413, "screenshot_too_large")
-    assert_error(await send({"description": "x"}, {"description": ("d.txt", b"x", "text/plain")}),
-                 422)
+    assert_error(
+        await send({"description": "x"}, {"screenshot": ("a.png", huge, "image/png")}),
+        413,
+        "screenshot_too_large",
+    )
+    assert_error(
+        await send({"description": "x"}, {"description": ("d.txt", b"x", "text/plain")}), 422
+    )
     assert_error(await send({"description": "x", "screenshot": "not a file"}), 422)
     assert_error(await send({"description": "x", "message_id": omid}), 404)
     assert_error(await send({"description": "x", "conversation_id": ocid}), 404)
@@ -273,8 +335,10 @@ async def test_bad_reports_write_nothing(app, new_user):
     assert_error(await send({"description": "x", "message_id": "msg_nope"}), 404)
     assert await count_rows(app, t.user_feedback) == 0
     # the limits themselves are inclusive: 5,000 characters and exactly 32 MP are fine
-    r = await send({"description": "y" * 5000, "message_id": mid, "conversation_id": cid},
-                   {"screenshot": ("a.png", png(8000, 4000), "image/png")})
+    r = await send(
+        {"description": "y" * 5000, "message_id": mid, "conversation_id": cid},
+        {"screenshot": ("a.png", png(8000, 4000), "image/png")},
+    )
     assert r.status_code == 201, r.text
 
 
@@ -283,30 +347,48 @@ async def test_ten_reports_per_user_per_hour(app, new_user):
     for i in range(10):
         r = await u.client.post("/api/user-feedback", data={"description": f"bug {i}"})
         assert r.status_code == 201, r.text
-    err = assert_error(await u.client.post("/api/user-feedback", data={"description": "11"}), 429,
-                       "rate_limited")
+    err = assert_error(
+        await u.client.post("/api/user-feedback", data={"description": "11"}), 429, "rate_limited"
+    )
     assert err["details"]["retry_after_ms"] > 0
     assert await count_rows(app, t.user_feedback, user_id=u.id) == 10
-    assert (await v.client.post("/api/user-feedback", data={"description": "mine"})).status_code == 201
+    assert (
+        await v.client.post("/api/user-feedback", data={"description": "mine"})
+    ).status_code == 201
     # reports older than an hour no longer count
     async with db_of(app).write() as c:
-        await c.execute(t.user_feedback.update().where(t.user_feedback.c.user_id == u.id)
-                        .values(created_at=t.user_feedback.c.created_at - 3_600_001))
-    assert (await u.client.post("/api/user-feedback", data={"description": "again"})).status_code == 201
+        await c.execute(
+            t.user_feedback.update()
+            .where(t.user_feedback.c.user_id == u.id)
+            .values(created_at=t.user_feedback.c.created_at - 3_600_001)
+        )
+    assert (
+        await u.client.post("/api/user-feedback", data={"description": "again"})
+    ).status_code == 201
 
 
 async def test_reports_survive_deleting_message_and_conversation(app, new_user):
     u, admin = await new_user(), await new_user(admin=True)
     cid, q, a = await _answer(app, u)
-    r1 = (await u.client.post("/api/user-feedback",
-                              data={"description": "on the answer", "message_id": a})).json()
-    r2 = (await u.client.post("/api/user-feedback",
-                              data={"description": "on the chat", "conversation_id": cid})).json()
+    r1 = (
+        await u.client.post(
+            "/api/user-feedback", data={"description": "on the answer", "message_id": a}
+        )
+    ).json()
+    r2 = (
+        await u.client.post(
+            "/api/user-feedback", data={"description": "on the chat", "conversation_id": cid}
+        )
+    ).json()
     assert (await u.client.delete(f"/api/conversations/{cid}/messages/{q}")).status_code == 200
-    items = {i["id"]: i for i in (await admin.client.get("/api/admin/user-feedback")).json()["items"]}
+    items = {
+        i["id"]: i for i in (await admin.client.get("/api/admin/user-feedback")).json()["items"]
+    }
     assert items[r1["id"]]["message_id"] is None and items[r1["id"]]["conversation_id"] == cid
     assert (await u.client.delete(f"/api/conversations/{cid}")).status_code == 204
-    items = {i["id"]: i for i in (await admin.client.get("/api/admin/user-feedback")).json()["items"]}
+    items = {
+        i["id"]: i for i in (await admin.client.get("/api/admin/user-feedback")).json()["items"]
+    }
     for rid in (r1["id"], r2["id"]):
         assert items[rid]["conversation_id"] is None and items[rid]["message_id"] is None
         assert items[rid]["conversation_title"] == "Chat"
@@ -315,8 +397,10 @@ async def test_reports_survive_deleting_message_and_conversation(app, new_user):
 
 async def test_admin_list_pages_newest_first(app, new_user):
     u, admin = await new_user(), await new_user(admin=True)
-    ids = [(await u.client.post("/api/user-feedback", data={"description": str(i)})).json()["id"]
-           for i in range(5)]
+    ids = [
+        (await u.client.post("/api/user-feedback", data={"description": str(i)})).json()["id"]
+        for i in range(5)
+    ]
     # two reports in the same millisecond still page without skips or repeats
     await set_columns(app, t.user_feedback, ids[3], created_at=1)
     await set_columns(app, t.user_feedback, ids[4], created_at=1)
@@ -329,16 +413,24 @@ async def test_admin_list_pages_newest_first(app, new_user):
         if not cursor:
             break
     assert seen == [ids[2], ids[1], ids[0], ids[4], ids[3]]
-    assert_error(await admin.client.get("/api/admin/user-feedback", params={"cursor": "junk"}),
-                 400, "invalid_cursor")
+    assert_error(
+        await admin.client.get("/api/admin/user-feedback", params={"cursor": "junk"}),
+        400,
+        "invalid_cursor",
+    )
 
 
 def test_sniff_reads_headers_only():
     assert image.sniff(png(3, 2)) == image.ImageInfo("image/png", 3, 2)
     assert image.sniff(jpeg(7, 5, 0xC0)) == image.ImageInfo("image/jpeg", 7, 5)
     assert image.sniff(jpeg(7, 5, 0xC2)).pixels == 35
-    for bad in (png(0, 5), image.PNG_SIGNATURE + b"\0" * 4, b"\xff\xd8\xff\xd9",
-                b"\xff\xd8\xff\xe0\x00\x01", jpeg(0, 5)):
+    for bad in (
+        png(0, 5),
+        image.PNG_SIGNATURE + b"\0" * 4,
+        b"\xff\xd8\xff\xd9",
+        b"\xff\xd8\xff\xe0\x00\x01",
+        jpeg(0, 5),
+    ):
         with pytest.raises(image.BadImage):
             image.sniff(bad)
     for other in (b"", b"GIF89a", b"RIFF....WEBP", b"<svg/>"):

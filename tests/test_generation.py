@@ -28,9 +28,16 @@ from tests.conftest import make_settings
 
 MODELS = [
     {"id": "broken", "provider": "failing", "label": "Broken"},
-    {"id": "slow", "provider": "gated", "label": "Slow", "price_input": 1.0,
-     "price_output": 2.0, "price_cache_read": 0.5, "price_cache_write": 4.0,
-     "credits_multiplier": 2.0},
+    {
+        "id": "slow",
+        "provider": "gated",
+        "label": "Slow",
+        "price_input": 1.0,
+        "price_output": 2.0,
+        "price_cache_read": 0.5,
+        "price_cache_write": 4.0,
+        "credits_multiplier": 2.0,
+    },
 ]
 
 
@@ -51,11 +58,14 @@ async def running_app(db_url: str, **kw):
 @asynccontextmanager
 async def client_for(application, *, admin: bool = False):
     rt = application.state.runtime
-    user, key = await auth_service.create_user(rt.db, f"u-{uuid.uuid4().hex[:8]}@example.com",
-                                               admin=admin)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=application),
-                                 base_url="http://test",
-                                 headers={"Authorization": f"Bearer {key}"}) as c:
+    user, key = await auth_service.create_user(
+        rt.db, f"u-{uuid.uuid4().hex[:8]}@example.com", admin=admin
+    )
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=application),
+        base_url="http://test",
+        headers={"Authorization": f"Bearer {key}"},
+    ) as c:
         c.user_id = user["id"]
         yield c
 
@@ -73,8 +83,9 @@ async def stream(c, cid, mid, after=None, via_query=False) -> list[dict]:
             params["last_event_id"] = str(after)
         else:
             headers["Last-Event-ID"] = str(after)
-    r = await c.get(f"/api/conversations/{cid}/messages/{mid}/stream", headers=headers,
-                    params=params)
+    r = await c.get(
+        f"/api/conversations/{cid}/messages/{mid}/stream", headers=headers, params=params
+    )
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("text/event-stream")
     return parse(r.text)
@@ -114,7 +125,9 @@ async def test_send_stream_complete(db_url):
         text = deltas(events)
         assert 'You asked: "What is a DAG?"' in text
         assert len(text.split()) >= 40  # demo_min_tokens
-        msg = (await c.get(f"/api/conversations/{cid}/messages/{ids['assistant_message_id']}")).json()
+        msg = (
+            await c.get(f"/api/conversations/{cid}/messages/{ids['assistant_message_id']}")
+        ).json()
         assert msg["status"] == "complete" and msg["text"] == text
         assert msg["parent_id"] == ids["user_message_id"]
         assert msg["provider"] == "demo" and msg["model_label"] == "Demo (offline)"
@@ -131,21 +144,30 @@ async def test_send_stream_complete(db_url):
         kinds = sorted(j.kind for j in jobs)
         assert kinds == ["compaction", "memory.extract", "title"]
         mem = next(j.payload for j in jobs if j.kind == "memory.extract")
-        assert mem == {"conversation_id": cid, "user_id": c.user_id,
-                       "message_id": ids["assistant_message_id"]}
+        assert mem == {
+            "conversation_id": cid,
+            "user_id": c.user_id,
+            "message_id": ids["assistant_message_id"],
+        }
         # the title job (run directly; the worker is someone else's) names the conversation
         assert HANDLERS["title"] is title_job
         await title_job(rt, {"conversation_id": cid})
         assert (await c.get(f"/api/conversations/{cid}")).json()["title"] == "What is a DAG?"
         # a second turn does not enqueue another title
-        r = await c.post(f"/api/conversations/{cid}/messages", json={"content": "More"},
-                         headers={"Accept": "text/event-stream"})
+        r = await c.post(
+            f"/api/conversations/{cid}/messages",
+            json={"content": "More"},
+            headers={"Accept": "text/event-stream"},
+        )
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
         second = parse(r.text)
         assert second[-1]["type"] == "done" and "This is message 2" in deltas(second)
         async with rt.db.read() as cx:
-            n_title = (await cx.execute(select(func.count()).select_from(t.jobs)
-                                        .where(t.jobs.c.kind == "title"))).scalar_one()
+            n_title = (
+                await cx.execute(
+                    select(func.count()).select_from(t.jobs).where(t.jobs.c.kind == "title")
+                )
+            ).scalar_one()
         assert n_title == 1
 
 
@@ -168,8 +190,9 @@ async def test_live_follow_and_partial_text(db_url):
     async with running_app(db_url) as application, client_for(application) as c:
         rt = application.state.runtime
         cid = await new_conv(c)
-        r = await c.post(f"/api/conversations/{cid}/messages",
-                         json={"content": "slowly", "model": "slow"})
+        r = await c.post(
+            f"/api/conversations/{cid}/messages", json={"content": "slowly", "model": "slow"}
+        )
         mid = r.json()["assistant_message_id"]
 
         async def flushed():
@@ -186,17 +209,22 @@ async def test_live_follow_and_partial_text(db_url):
         assert deltas(events) == "first second" and events[-1]["type"] == "done"
         assert [e["seq"] for e in await py_follow][0] == 1
         msg = (await c.get(f"/api/conversations/{cid}/messages/{mid}")).json()
-        assert msg["usage"] == {"input_tokens": 10, "context_tokens": msg["usage"]["context_tokens"],
-                                "output_tokens": 2, "cache_read_tokens": 4,
-                                "cache_write_tokens": 1}
+        assert msg["usage"] == {
+            "input_tokens": 10,
+            "context_tokens": msg["usage"]["context_tokens"],
+            "output_tokens": 2,
+            "cache_read_tokens": 4,
+            "cache_write_tokens": 1,
+        }
         # cost = (10*1 + 2*2 + 4*0.5 + 1*4)/1e6 = 20e-6 USD; credits = cost*1000*2
         assert msg["credits"] == pytest.approx(0.04)
         assert msg["fast"] is False and "cost" not in msg
     async with running_app(db_url) as application, client_for(application, admin=True) as admin:
         cid = await new_conv(admin)
         application.state.gated.gate.set()
-        r = await admin.post(f"/api/conversations/{cid}/messages",
-                             json={"content": "x", "model": "slow"})
+        r = await admin.post(
+            f"/api/conversations/{cid}/messages", json={"content": "x", "model": "slow"}
+        )
         mid = r.json()["assistant_message_id"]
         await stream(admin, cid, mid)
         msg = (await admin.get(f"/api/conversations/{cid}/messages/{mid}")).json()
@@ -211,13 +239,16 @@ async def test_double_submit_edit_and_parent_streaming(db_url):
     async with running_app(db_url) as application, client_for(application) as c:
         rt = application.state.runtime
         cid = await new_conv(c)
-        r = await c.post(f"/api/conversations/{cid}/messages", json={"content": "hi", "model": "demo"})
+        r = await c.post(
+            f"/api/conversations/{cid}/messages", json={"content": "hi", "model": "demo"}
+        )
         root_answer = r.json()["assistant_message_id"]
         await stream(c, cid, root_answer)
         body = {"content": "same question", "parent_id": root_answer, "model": "slow"}
         first, second = await asyncio.gather(
             c.post(f"/api/conversations/{cid}/messages", json=body),
-            c.post(f"/api/conversations/{cid}/messages", json=body))
+            c.post(f"/api/conversations/{cid}/messages", json=body),
+        )
         codes = sorted([first.status_code, second.status_code])
         assert codes == [202, 409], (first.text, second.text)
         ok, dup = (first, second) if first.status_code == 202 else (second, first)
@@ -228,28 +259,41 @@ async def test_double_submit_edit_and_parent_streaming(db_url):
         for payload in ({"content": "next"}, {"content": "next", "parent_id": running}):
             r = await c.post(f"/api/conversations/{cid}/messages", json=payload)
             assert r.status_code == 409
-            assert r.json()["error"] == {"code": "parent_streaming", "message": r.json()["error"]["message"],
-                                         "details": {"message_id": running}}
+            assert r.json()["error"] == {
+                "code": "parent_streaming",
+                "message": r.json()["error"]["message"],
+                "details": {"message_id": running},
+            }
         # an explicit edit (same parent, new text) proceeds as a user sibling
-        r = await c.post(f"/api/conversations/{cid}/messages",
-                         json={"content": "edited question", "parent_id": root_answer,
-                               "model": "demo"})
+        r = await c.post(
+            f"/api/conversations/{cid}/messages",
+            json={"content": "edited question", "parent_id": root_answer, "model": "demo"},
+        )
         assert r.status_code == 202, r.text
         edit = r.json()
         await stream(c, cid, edit["assistant_message_id"])
-        user_msg = (await c.get(f"/api/conversations/{cid}/messages/{edit['user_message_id']}")).json()
+        user_msg = (
+            await c.get(f"/api/conversations/{cid}/messages/{edit['user_message_id']}")
+        ).json()
         assert user_msg["branch_count"] == 2 and user_msg["parent_id"] == root_answer
         # regenerating the running turn's question proceeds too
-        r = await c.post(f"/api/conversations/{cid}/regenerate",
-                         json={"message_id": ok.json()["user_message_id"], "model": "demo"})
+        r = await c.post(
+            f"/api/conversations/{cid}/regenerate",
+            json={"message_id": ok.json()["user_message_id"], "model": "demo"},
+        )
         assert r.status_code == 202, r.text
         await stream(c, cid, r.json()["assistant_message_id"])
         application.state.gated.gate.set()
         events = await stream(c, cid, running)
         assert events[-1]["type"] == "done"
         async with rt.db.read() as cx:
-            n_users = (await cx.execute(select(func.count()).select_from(t.messages).where(
-                t.messages.c.conversation_id == cid, t.messages.c.role == "user"))).scalar_one()
+            n_users = (
+                await cx.execute(
+                    select(func.count())
+                    .select_from(t.messages)
+                    .where(t.messages.c.conversation_id == cid, t.messages.c.role == "user")
+                )
+            ).scalar_one()
         assert n_users == 3  # hi, same question (once), edited question
         assert await count(rt.db, t.conversation_generation_leases) == 0
 
@@ -260,8 +304,9 @@ async def test_regenerate_adds_assistant_sibling(db_url):
         r = await c.post(f"/api/conversations/{cid}/messages", json={"content": "again?"})
         ids = r.json()
         await stream(c, cid, ids["assistant_message_id"])
-        r = await c.post(f"/api/conversations/{cid}/regenerate",
-                         headers={"Accept": "text/event-stream"})
+        r = await c.post(
+            f"/api/conversations/{cid}/regenerate", headers={"Accept": "text/event-stream"}
+        )
         assert r.status_code == 200
         events = parse(r.text)
         assert events[0]["data"]["user_message_id"] == ids["user_message_id"]
@@ -284,8 +329,9 @@ async def test_stop_keeps_partial_text(db_url):
     async with running_app(db_url) as application, client_for(application) as c:
         rt = application.state.runtime
         cid = await new_conv(c)
-        r = await c.post(f"/api/conversations/{cid}/messages",
-                         json={"content": "long", "model": "slow"})
+        r = await c.post(
+            f"/api/conversations/{cid}/messages", json={"content": "long", "model": "slow"}
+        )
         mid = r.json()["assistant_message_id"]
         r = await c.post(f"/api/conversations/{cid}/stop", json={"message_id": mid})
         assert r.status_code == 200
@@ -299,14 +345,19 @@ async def test_stop_keeps_partial_text(db_url):
         # stopping again (nothing running) is a no-op; a stop with no body stops all of mine here
         r = await c.post(f"/api/conversations/{cid}/stop")
         assert r.json() == {"stopped": [], "messages": []}
-        r1 = await c.post(f"/api/conversations/{cid}/messages",
-                          json={"content": "a", "model": "slow", "parent_id": None})
-        r2 = await c.post(f"/api/conversations/{cid}/regenerate",
-                          json={"message_id": r1.json()["user_message_id"], "model": "slow"})
+        r1 = await c.post(
+            f"/api/conversations/{cid}/messages",
+            json={"content": "a", "model": "slow", "parent_id": None},
+        )
+        r2 = await c.post(
+            f"/api/conversations/{cid}/regenerate",
+            json={"message_id": r1.json()["user_message_id"], "model": "slow"},
+        )
         assert r1.status_code == 202 and r2.status_code == 202, r2.text
         r = await c.post(f"/api/conversations/{cid}/stop")
-        assert sorted(r.json()["stopped"]) == sorted([r1.json()["assistant_message_id"],
-                                                      r2.json()["assistant_message_id"]])
+        assert sorted(r.json()["stopped"]) == sorted(
+            [r1.json()["assistant_message_id"], r2.json()["assistant_message_id"]]
+        )
         assert {m["stop_reason"] for m in r.json()["messages"]} == {"stopped"}
         assert await count(rt.db, t.conversation_generation_leases) == 0
         async with rt.db.read() as cx:
@@ -316,12 +367,16 @@ async def test_stop_keeps_partial_text(db_url):
 
 async def test_stop_requested_on_another_replica(db_url):
     """A stop that reaches a process not running the turn is relayed through the lease row."""
-    async with running_app(db_url, stop_poll_ms=20) as a, running_app(db_url) as b, \
-            client_for(a) as ca:
+    async with (
+        running_app(db_url, stop_poll_ms=20) as a,
+        running_app(db_url) as b,
+        client_for(a) as ca,
+    ):
         rt_b = b.state.runtime
         cid = await new_conv(ca)
-        r = await ca.post(f"/api/conversations/{cid}/messages",
-                          json={"content": "x", "model": "slow"})
+        r = await ca.post(
+            f"/api/conversations/{cid}/messages", json={"content": "x", "model": "slow"}
+        )
         mid = r.json()["assistant_message_id"]
         async with rt_b.db.read() as cx:
             row = (await cx.execute(select(t.users).where(t.users.c.id == ca.user_id))).one()
@@ -334,14 +389,18 @@ async def test_stop_requested_on_another_replica(db_url):
 
 
 async def test_concurrency_cap(db_url):
-    async with running_app(db_url, max_concurrent_turns=3) as application, \
-            client_for(application) as c, client_for(application) as other:
+    async with (
+        running_app(db_url, max_concurrent_turns=3) as application,
+        client_for(application) as c,
+        client_for(application) as other,
+    ):
         rt = application.state.runtime
         mids = []
         for _ in range(3):
             cid = await new_conv(c)
-            r = await c.post(f"/api/conversations/{cid}/messages",
-                             json={"content": "busy", "model": "slow"})
+            r = await c.post(
+                f"/api/conversations/{cid}/messages", json={"content": "busy", "model": "slow"}
+            )
             assert r.status_code == 202
             mids.append((cid, r.json()["assistant_message_id"]))
         cid = await new_conv(c)
@@ -366,14 +425,17 @@ async def test_provider_failure_then_regenerate(db_url):
     async with running_app(db_url) as application, client_for(application) as c:
         rt = application.state.runtime
         cid = await new_conv(c)
-        r = await c.post(f"/api/conversations/{cid}/messages",
-                         json={"content": "break", "model": "broken"})
+        r = await c.post(
+            f"/api/conversations/{cid}/messages", json={"content": "break", "model": "broken"}
+        )
         ids = r.json()
         events = await stream(c, cid, ids["assistant_message_id"])
         assert events[-1]["type"] == "error"
         assert events[-1]["data"] == {"code": "upstream_error", "message": "upstream exploded"}
         assert "done" not in [e["type"] for e in events]
-        msg = (await c.get(f"/api/conversations/{cid}/messages/{ids['assistant_message_id']}")).json()
+        msg = (
+            await c.get(f"/api/conversations/{cid}/messages/{ids['assistant_message_id']}")
+        ).json()
         assert msg["status"] == "error" and msg["error"] == "upstream exploded"
         assert msg["text"] == "partial answer" == deltas(events)
         user = (await c.get(f"/api/conversations/{cid}/messages/{ids['user_message_id']}")).json()
@@ -389,8 +451,10 @@ async def test_provider_failure_then_regenerate(db_url):
 
 
 async def test_sweeper_ends_orphaned_turns_and_prunes(db_url):
-    async with running_app(db_url, sweep_interval_s=3600, event_retention_s=0) as application, \
-            client_for(application) as c:
+    async with (
+        running_app(db_url, sweep_interval_s=3600, event_retention_s=0) as application,
+        client_for(application) as c,
+    ):
         rt = application.state.runtime
         cid = await new_conv(c)
         r = await c.post(f"/api/conversations/{cid}/messages", json={"content": "orphan"})
@@ -398,20 +462,56 @@ async def test_sweeper_ends_orphaned_turns_and_prunes(db_url):
         await stream(c, cid, done_mid)
         # a turn whose process died: a streaming row, two flushed deltas, an expired lease
         async with rt.db.write() as cx:
-            conv = (await cx.execute(select(t.conversations).where(t.conversations.c.id == cid))).one()
+            conv = (
+                await cx.execute(select(t.conversations).where(t.conversations.c.id == cid))
+            ).one()
             from chatmem.conversations import store
-            row = await store.insert_message(cx, conv, parent_id=done_mid, role="user",
-                                             blocks=[{"kind": "text", "text": "q"}], user_id=c.user_id)
-            dead = await store.insert_message(cx, conv, parent_id=row.id, role="assistant",
-                                              blocks=[{"kind": "text", "text": "half an"}],
-                                              user_id=c.user_id, status="streaming")
-            await cx.execute(insert(t.stream_events), [
-                {"message_id": dead.id, "seq": i + 1, "type": ty, "data": d, "created_at": now_ms()}
-                for i, (ty, d) in enumerate([("message_start", {}), ("text_delta", {"text": "half"}),
-                                             ("text_delta", {"text": " an"})])])
-            await cx.execute(insert(t.conversation_generation_leases).values(
-                conversation_id=cid, branch_key=row.id, principal_id=c.user_id,
-                owner_token=f"{dead.id}:secret", expires_at=now_ms() - 1))
+
+            row = await store.insert_message(
+                cx,
+                conv,
+                parent_id=done_mid,
+                role="user",
+                blocks=[{"kind": "text", "text": "q"}],
+                user_id=c.user_id,
+            )
+            dead = await store.insert_message(
+                cx,
+                conv,
+                parent_id=row.id,
+                role="assistant",
+                blocks=[{"kind": "text", "text": "half an"}],
+                user_id=c.user_id,
+                status="streaming",
+            )
+            await cx.execute(
+                insert(t.stream_events),
+                [
+                    {
+                        "message_id": dead.id,
+                        "seq": i + 1,
+                        "type": ty,
+                        "data": d,
+                        "created_at": now_ms(),
+                    }
+                    for i, (ty, d) in enumerate(
+                        [
+                            ("message_start", {}),
+                            ("text_delta", {"text": "half"}),
+                            ("text_delta", {"text": " an"}),
+                        ]
+                    )
+                ],
+            )
+            await cx.execute(
+                insert(t.conversation_generation_leases).values(
+                    conversation_id=cid,
+                    branch_key=row.id,
+                    principal_id=c.user_id,
+                    owner_token=f"{dead.id}:secret",
+                    expires_at=now_ms() - 1,
+                )
+            )
         follower = asyncio.create_task(stream(c, cid, dead.id, after=2))
         await asyncio.sleep(0.05)
         ended = await Sweeper(rt).sweep_once()
@@ -437,8 +537,11 @@ async def test_sweeper_ends_orphaned_turns_and_prunes(db_url):
 
 
 async def test_bad_input_writes_nothing(db_url):
-    async with running_app(db_url) as application, client_for(application) as c, \
-            client_for(application) as other:
+    async with (
+        running_app(db_url) as application,
+        client_for(application) as c,
+        client_for(application) as other,
+    ):
         rt = application.state.runtime
         cid = await new_conv(c)
         base = await count(rt.db, t.messages)
@@ -467,8 +570,9 @@ async def test_bad_input_writes_nothing(db_url):
         await stream(c, cid, mid)
         r = await other.get(f"/api/conversations/{cid}/messages/{mid}/stream")
         assert r.status_code == 404
-        r = await c.get(f"/api/conversations/{cid}/messages/{mid}/stream",
-                        headers={"Last-Event-ID": "abc"})
+        r = await c.get(
+            f"/api/conversations/{cid}/messages/{mid}/stream", headers={"Last-Event-ID": "abc"}
+        )
         assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_last_event_id"
         r = await c.post(f"/api/conversations/{cid}/stop", json={"message_id": "msg_nope"})
         assert r.status_code == 404
@@ -477,8 +581,11 @@ async def test_bad_input_writes_nothing(db_url):
 
 
 async def test_models_and_fast_alias(db_url):
-    async with running_app(db_url, fast_model="slow") as application, \
-            client_for(application) as c, client_for(application, admin=True) as admin:
+    async with (
+        running_app(db_url, fast_model="slow") as application,
+        client_for(application) as c,
+        client_for(application, admin=True) as admin,
+    ):
         application.state.gated.gate.set()
         r = await c.get("/api/models")
         assert r.status_code == 200
@@ -489,12 +596,16 @@ async def test_models_and_fast_alias(db_url):
         r = await admin.get("/api/models")
         assert {m["id"]: m for m in r.json()["items"]}["slow"]["prices"]["output"] == 2.0
         cid = await new_conv(c)
-        r = await c.post(f"/api/conversations/{cid}/messages", json={"content": "q", "model": "fast"})
+        r = await c.post(
+            f"/api/conversations/{cid}/messages", json={"content": "q", "model": "fast"}
+        )
         mid = r.json()["assistant_message_id"]
         events = await stream(c, cid, mid)
         assert events[0]["data"]["model"] == "fast" and events[0]["data"]["model_label"] == "Fast"
         msg = (await c.get(f"/api/conversations/{cid}/messages/{mid}")).json()
-        assert msg["fast"] is True and msg["provider"] == msg["model_id"] == msg["model_label"] == ""
+        assert (
+            msg["fast"] is True and msg["provider"] == msg["model_id"] == msg["model_label"] == ""
+        )
         assert "Slow" not in r.text + str(events)
         r = await c.get("/api/models", headers={"Authorization": "Bearer nope"})
         assert r.status_code == 401
@@ -522,23 +633,54 @@ async def test_before_turn_hook_and_python_api(db_url):
 async def test_resume_after_a_crash_when_the_client_saw_unsaved_events(db_url):
     """Events a dead process streamed but never flushed share numbers with the sweeper's closing
     event; a client resuming from any of them gets the saved message and the error, never a hang."""
-    async with running_app(db_url, sweep_interval_s=3600) as application, \
-            client_for(application) as c:
+    async with (
+        running_app(db_url, sweep_interval_s=3600) as application,
+        client_for(application) as c,
+    ):
         rt = application.state.runtime
         cid = await new_conv(c)
         from chatmem.conversations import store
+
         async with rt.db.write() as cx:
-            conv = (await cx.execute(select(t.conversations).where(t.conversations.c.id == cid))).one()
-            q = await store.insert_message(cx, conv, parent_id=None, role="user",
-                                           blocks=[{"kind": "text", "text": "q"}], user_id=c.user_id)
-            dead = await store.insert_message(cx, conv, parent_id=q.id, role="assistant",
-                                              blocks=[{"kind": "text", "text": "saved"}],
-                                              user_id=c.user_id, status="streaming")
-            await cx.execute(insert(t.stream_events), [
-                {"message_id": dead.id, "seq": 1, "type": "message_start", "data": {},
-                 "created_at": now_ms()},
-                {"message_id": dead.id, "seq": 2, "type": "text_delta", "data": {"text": "saved"},
-                 "created_at": now_ms()}])
+            conv = (
+                await cx.execute(select(t.conversations).where(t.conversations.c.id == cid))
+            ).one()
+            q = await store.insert_message(
+                cx,
+                conv,
+                parent_id=None,
+                role="user",
+                blocks=[{"kind": "text", "text": "q"}],
+                user_id=c.user_id,
+            )
+            dead = await store.insert_message(
+                cx,
+                conv,
+                parent_id=q.id,
+                role="assistant",
+                blocks=[{"kind": "text", "text": "saved"}],
+                user_id=c.user_id,
+                status="streaming",
+            )
+            await cx.execute(
+                insert(t.stream_events),
+                [
+                    {
+                        "message_id": dead.id,
+                        "seq": 1,
+                        "type": "message_start",
+                        "data": {},
+                        "created_at": now_ms(),
+                    },
+                    {
+                        "message_id": dead.id,
+                        "seq": 2,
+                        "type": "text_delta",
+                        "data": {"text": "saved"},
+                        "created_at": now_ms(),
+                    },
+                ],
+            )
         assert await Sweeper(rt).sweep_once() == [dead.id]
         full = await stream(c, cid, dead.id)
         assert [e["type"] for e in full] == ["message_start", "text_delta", "error"]
@@ -555,11 +697,15 @@ async def test_resume_after_a_crash_when_the_client_saw_unsaved_events(db_url):
 async def test_sse_body_pings_while_waiting(db_url):
     from chatmem.generation.routes import sse_body
 
-    async with running_app(db_url, ping_interval_s=0.01) as application, \
-            client_for(application) as c:
+    async with (
+        running_app(db_url, ping_interval_s=0.01) as application,
+        client_for(application) as c,
+    ):
         rt = application.state.runtime
         cid = await new_conv(c)
-        r = await c.post(f"/api/conversations/{cid}/messages", json={"content": "x", "model": "slow"})
+        r = await c.post(
+            f"/api/conversations/{cid}/messages", json={"content": "x", "model": "slow"}
+        )
         mid = r.json()["assistant_message_id"]
         body = sse_body(rt, mid, 0)
         chunks = []

@@ -78,12 +78,16 @@ async def test_foreign_ids_inside_bodies_and_queries(new_user, app):
     a, b, c, q, ans, mine, own_msg = await _owner_world(new_user)
     before = await table_counts(app)
     # a foreign parent is just "not in this conversation": 422, same as a missing one
-    r = await b.client.post(f"/api/conversations/{mine['id']}/messages",
-                            json={"content": "x", "generate": False, "parent_id": ans["id"]})
+    r = await b.client.post(
+        f"/api/conversations/{mine['id']}/messages",
+        json={"content": "x", "generate": False, "parent_id": ans["id"]},
+    )
     assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_parent"
     assert SECRET not in r.text
     # paging before a foreign message is a bad cursor, not a peek
-    r = await b.client.get(f"/api/conversations/{mine['id']}/messages", params={"before": ans["id"]})
+    r = await b.client.get(
+        f"/api/conversations/{mine['id']}/messages", params={"before": ans["id"]}
+    )
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_cursor"
     assert SECRET not in r.text
     # filters with foreign ids find nothing

@@ -45,8 +45,10 @@ def _fresh_calls():
 
 @pytest.fixture
 async def rt(db_url):
-    runtime = Runtime(settings=make_settings(db_url, job_backoff_s=0.001, job_backoff_max_s=0.01),
-                      db=Database(db_url))
+    runtime = Runtime(
+        settings=make_settings(db_url, job_backoff_s=0.001, job_backoff_max_s=0.01),
+        db=Database(db_url),
+    )
     yield runtime
     await runtime.db.dispose()
 
@@ -66,7 +68,8 @@ async def drain(w: wk.Worker, limit: int = 50) -> list[dict]:
             idle += 1
             await asyncio.sleep(0.005)
             if not await job_rows(w.rt.db) or all(
-                    j["status"] in ("done", "failed") for j in await job_rows(w.rt.db)):
+                j["status"] in ("done", "failed") for j in await job_rows(w.rt.db)
+            ):
                 break
         else:
             out.append(job)
@@ -86,8 +89,9 @@ async def test_dedupe_key_collapses_while_queued(rt):
 async def test_concurrent_enqueues_of_one_key_leave_one_job(db_url, rt):
     other = Database(db_url)
     try:
-        ids = await asyncio.gather(*[put(d, "test.ok", {"tag": "x"}, dedupe_key="same")
-                                     for d in (rt.db, other) * 4])
+        ids = await asyncio.gather(
+            *[put(d, "test.ok", {"tag": "x"}, dedupe_key="same") for d in (rt.db, other) * 4]
+        )
     finally:
         await other.dispose()
     assert len([i for i in ids if i]) == 1 and len(await job_rows(rt.db)) == 1
@@ -98,14 +102,16 @@ async def test_each_job_is_claimed_by_exactly_one_worker(db_url, rt):
         await put(rt.db, "test.ok", {"tag": f"c{i}"})
     other = Database(db_url)  # a second replica
     try:
+
         async def grab(db, name):
             got = []
-            while (job := await wk.claim(db, name, visibility_ms=60_000, kinds=["test.ok"])):
+            while job := await wk.claim(db, name, visibility_ms=60_000, kinds=["test.ok"]):
                 got.append(job["id"])
             return got
 
-        results = await asyncio.gather(*[grab(d, f"w{i}") for i, d in
-                                         enumerate([rt.db, other, rt.db, other])])
+        results = await asyncio.gather(
+            *[grab(d, f"w{i}") for i, d in enumerate([rt.db, other, rt.db, other])]
+        )
     finally:
         await other.dispose()
     claimed = [j for r in results for j in r]
@@ -120,7 +126,11 @@ async def test_retries_with_backoff_then_succeeds(rt):
     first = await w.run_once()
     assert first["id"] == jid and first["outcome"] == "queued"
     [row] = await job_rows(rt.db)
-    assert row["status"] == "queued" and row["attempts"] == 1 and "flaky failure 1" in row["last_error"]
+    assert (
+        row["status"] == "queued"
+        and row["attempts"] == 1
+        and "flaky failure 1" in row["last_error"]
+    )
     assert row["run_after"] - row["updated_at"] == wk.backoff_ms(1, 0.001, 0.01)
     await drain(w)
     [row] = await job_rows(rt.db)
@@ -190,8 +200,12 @@ VICTIM = textwrap.dedent("""
 
 async def test_job_of_a_sigkilled_worker_runs_again_after_its_timeout(rt, db_url):
     jid = await put(rt.db, "test.ok", {"tag": "sigkill"})
-    proc = subprocess.Popen([sys.executable, "-c", VICTIM, db_url, "1500"],
-                            stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+    proc = subprocess.Popen(
+        [sys.executable, "-c", VICTIM, db_url, "1500"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
     try:
         line = await asyncio.to_thread(proc.stdout.readline)
         assert line.split() == ["claimed", jid]
@@ -211,7 +225,9 @@ async def test_job_of_a_sigkilled_worker_runs_again_after_its_timeout(rt, db_url
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert job is not None and job["id"] == jid and job["attempts"] == 2 and job["outcome"] == "done"
+    assert (
+        job is not None and job["id"] == jid and job["attempts"] == 2 and job["outcome"] == "done"
+    )
     [row] = await job_rows(rt.db)
     assert row["status"] == "done" and row["locked_by"] == w.id
     assert CALLS["sigkill"] == ["ok"]
@@ -239,10 +255,13 @@ async def test_admin_can_list_failed_jobs(new_user, app):
     admin = await new_user(admin=True)
     user = await new_user()
     await put(app.state.runtime.db, "test.nobody-handles-this", {})
-    job = await wk.claim(app.state.runtime.db, "w", visibility_ms=60_000,
-                         kinds=["test.nobody-handles-this"])
+    job = await wk.claim(
+        app.state.runtime.db, "w", visibility_ms=60_000, kinds=["test.nobody-handles-this"]
+    )
     await wk.fail(app.state.runtime.db, job, "w", "boom", permanent=True, base_s=1, cap_s=1)
     r = await admin.client.get("/api/admin/jobs", params={"status": "failed"})
     assert r.status_code == 200 and r.json()["items"][0]["last_error"] == "boom"
     assert (await user.client.get("/api/admin/jobs")).status_code == 403
-    assert (await admin.client.get("/api/admin/jobs", params={"status": "bogus"})).status_code == 422
+    assert (
+        await admin.client.get("/api/admin/jobs", params={"status": "bogus"})
+    ).status_code == 422

@@ -8,9 +8,19 @@ import json
 import pytest
 
 from chatmem.memory import patterns as pt
-from chatmem.memory.extract import (ExtractionInput, Known, LLMExtractor, RuleExtractor,
-                                    SourceMessage, build_prompt, forget_matches, match_sentence,
-                                    parse_command, rule_candidates, sentences)
+from chatmem.memory.extract import (
+    ExtractionInput,
+    Known,
+    LLMExtractor,
+    RuleExtractor,
+    SourceMessage,
+    build_prompt,
+    forget_matches,
+    match_sentence,
+    parse_command,
+    rule_candidates,
+    sentences,
+)
 from chatmem.memory.policy import Mem
 from chatmem.providers.base import Finish, ModelInfo, TextDelta, Usage
 
@@ -28,8 +38,11 @@ def test_each_pattern_fires_on_its_example(p):
     first, groups = hits[0]
     assert first.name == p.name, f"{p.example!r} matched {first.name} first"
     assert groups["v"] == p.expect
-    [c] = [c for c in rule_candidates(SourceMessage("m1", "user", p.example, 1000))
-           if c.value == p.expect][:1]
+    [c] = [
+        c
+        for c in rule_candidates(SourceMessage("m1", "user", p.example, 1000))
+        if c.value == p.expect
+    ][:1]
     assert c.memory_type == p.memory_type and c.source_message_ids == ("m1",)
     assert c.status == ("QUERY_DEPENDENT" if p.ttl_ms else "ACTIVE")
 
@@ -39,56 +52,79 @@ def test_alice_sentence_yields_name_and_location():
     assert {(c.slot, c.value) for c in got} == {("name", "Alice"), ("home_location", "Paris")}
     moved = rule_candidates(SourceMessage("m2", "user", "I moved to Berlin.", 9))
     assert [(c.slot, c.value, c.memory_text) for c in moved] == [
-        ("home_location", "Berlin", "Lives in Berlin")]
+        ("home_location", "Berlin", "Lives in Berlin")
+    ]
 
 
-@pytest.mark.parametrize("text", [
-    "What's my name?", "Where do I live?", "My sister lives in Rome.", "My friend's name is Bob.",
-    "I like that idea.", "我叫什么名字？", "你住在哪里？", "Do you think I should move to Oslo?",
-    "我妹妹住在北京。", "Hello there!",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What's my name?",
+        "Where do I live?",
+        "My sister lives in Rome.",
+        "My friend's name is Bob.",
+        "I like that idea.",
+        "我叫什么名字？",
+        "你住在哪里？",
+        "Do you think I should move to Oslo?",
+        "我妹妹住在北京。",
+        "Hello there!",
+    ],
+)
 def test_questions_and_third_party_facts_are_not_user_facts(text):
     assert rule_candidates(SourceMessage("m1", "user", text, 1)) == []
 
 
 def test_assistant_text_never_becomes_a_user_fact():
-    assert rule_candidates(SourceMessage("m1", "assistant", "My name is Claude. I live in a server.")) == []
+    assert (
+        rule_candidates(SourceMessage("m1", "assistant", "My name is Claude. I live in a server."))
+        == []
+    )
 
 
 def test_agent_conversations_use_seed000_types():
-    got = rule_candidates(SourceMessage("m1", "user", "以后回复我尽量直接一点。我讨厌香菜。", 1), agent=True)
+    got = rule_candidates(
+        SourceMessage("m1", "user", "以后回复我尽量直接一点。我讨厌香菜。", 1), agent=True
+    )
     types = {c.memory_type for c in got}
     assert types <= {"偏好", "边界", "关系目标", "对话风格", "重要事实"} and "对话风格" in types
 
 
 async def test_rule_extractor_applies_the_cap_keeping_important_facts():
-    text = ("My name is Alice. I live in Paris. I love hiking. I hate cilantro. "
-            "I'm allergic to peanuts. I work at Acme. I speak fluent Japanese.")
-    res = await RuleExtractor().extract(ExtractionInput(
-        [SourceMessage("m1", "user", text, 1)], cap=2))
+    text = (
+        "My name is Alice. I live in Paris. I love hiking. I hate cilantro. "
+        "I'm allergic to peanuts. I work at Acme. I speak fluent Japanese."
+    )
+    res = await RuleExtractor().extract(
+        ExtractionInput([SourceMessage("m1", "user", text, 1)], cap=2)
+    )
     assert len(res.candidates) == 2 and all(c.importance >= 4 for c in res.candidates)
     assert any(c.memory_type == "constraint" for c in res.candidates)
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("Remember that I live in Oslo.", ("remember", "I live in Oslo")),
-    ("please remember: my locker code is 42", ("remember", "my locker code is 42")),
-    ("Don't forget that I'm vegan", ("remember", "I'm vegan")),
-    ("记住我不吃香菜", ("remember", "我不吃香菜")),
-    ("请记住：我的生日是5月3日", ("remember", "我的生日是5月3日")),
-    ("Forget where I live.", ("forget", "where I live")),
-    ("please forget that I live in Berlin", ("forget", "I live in Berlin")),
-    ("忘记我住在哪", ("forget", "我住在哪")),
-    ("I remember the old days", None),
-    ("我忘了带钥匙", None),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Remember that I live in Oslo.", ("remember", "I live in Oslo")),
+        ("please remember: my locker code is 42", ("remember", "my locker code is 42")),
+        ("Don't forget that I'm vegan", ("remember", "I'm vegan")),
+        ("记住我不吃香菜", ("remember", "我不吃香菜")),
+        ("请记住：我的生日是5月3日", ("remember", "我的生日是5月3日")),
+        ("Forget where I live.", ("forget", "where I live")),
+        ("please forget that I live in Berlin", ("forget", "I live in Berlin")),
+        ("忘记我住在哪", ("forget", "我住在哪")),
+        ("I remember the old days", None),
+        ("我忘了带钥匙", None),
+    ],
+)
 def test_parse_command(text, expected):
     assert parse_command(text) == expected
 
 
 def test_remember_extracts_the_stated_fact_and_forget_yields_nothing():
-    [c] = rule_candidates(SourceMessage("m1", "user", "Remember that I live in Oslo", 1),
-                          origin="user")
+    [c] = rule_candidates(
+        SourceMessage("m1", "user", "Remember that I live in Oslo", 1), origin="user"
+    )
     assert (c.slot, c.value, c.origin) == ("home_location", "Oslo", "user")
     assert rule_candidates(SourceMessage("m2", "user", "Forget that I live in Oslo", 2)) == []
 
@@ -98,11 +134,14 @@ def _mem(i, text, slot="", value="", status="ACTIVE"):
 
 
 def test_forget_matches_by_fact_slot_words_and_text():
-    rows = [_mem(1, "Lives in Berlin", "home_location", "Berlin"),
-            _mem(2, "Lives in Paris", "home_location", "Paris", "STALE"),
-            _mem(3, "User's name is Alice", "name", "Alice"),
-            _mem(4, "Likes jazz"), _mem(5, "用户住在北京", "home_location", "北京"),
-            _mem(6, "用户喜欢爬山")]
+    rows = [
+        _mem(1, "Lives in Berlin", "home_location", "Berlin"),
+        _mem(2, "Lives in Paris", "home_location", "Paris", "STALE"),
+        _mem(3, "User's name is Alice", "name", "Alice"),
+        _mem(4, "Likes jazz"),
+        _mem(5, "用户住在北京", "home_location", "北京"),
+        _mem(6, "用户喜欢爬山"),
+    ]
     assert forget_matches("that I live in Berlin", rows) == ["mem_1"]
     assert forget_matches("where I live", rows) == ["mem_1", "mem_5"]
     assert forget_matches("jazz", rows) == ["mem_4"]
@@ -112,6 +151,7 @@ def test_forget_matches_by_fact_slot_words_and_text():
 
 
 # ── the LLM extractor ───────────────────────────────────────────────────────────────────────────
+
 
 class FakeProvider:
     """A Provider (providers/base.py) that answers with a canned text and records the prompt."""
@@ -131,10 +171,14 @@ class FakeProvider:
 
 
 MODEL = ModelInfo(id="fake-1", provider="fake")
-MSGS = [SourceMessage("msg_aaa", "user", "I moved to Berlin last week.", 1_000),
-        SourceMessage("msg_bbb", "assistant", "Nice! Berlin is great. My name is Bot.", 2_000)]
-KNOWN = [Known("Lives in Paris", "home_location", "Paris", "location"),
-         Known("Likes jazz", "", "", "preference")]
+MSGS = [
+    SourceMessage("msg_aaa", "user", "I moved to Berlin last week.", 1_000),
+    SourceMessage("msg_bbb", "assistant", "Nice! Berlin is great. My name is Bot.", 2_000),
+]
+KNOWN = [
+    Known("Lives in Paris", "home_location", "Paris", "location"),
+    Known("Likes jazz", "", "", "preference"),
+]
 
 
 def _answer(items) -> str:
@@ -142,10 +186,27 @@ def _answer(items) -> str:
 
 
 async def test_llm_extractor_reads_structured_json_and_maps_ids():
-    p = FakeProvider("```json\n" + _answer([{
-        "memory_text": "Lives in Berlin", "memory_type": "location", "slot": "", "value": "Berlin",
-        "importance": 4, "confidence": 0.9, "status": "ACTIVE", "valid_from": "2024-05-01",
-        "valid_until": None, "source": "m1", "same_as": 1}]) + "\n```")
+    p = FakeProvider(
+        "```json\n"
+        + _answer(
+            [
+                {
+                    "memory_text": "Lives in Berlin",
+                    "memory_type": "location",
+                    "slot": "",
+                    "value": "Berlin",
+                    "importance": 4,
+                    "confidence": 0.9,
+                    "status": "ACTIVE",
+                    "valid_from": "2024-05-01",
+                    "valid_until": None,
+                    "source": "m1",
+                    "same_as": 1,
+                }
+            ]
+        )
+        + "\n```"
+    )
     res = await LLMExtractor(p, MODEL).extract(ExtractionInput(MSGS, KNOWN, cap=5, now=3_000))
     [c] = res.candidates
     assert c.slot == "home_location"  # adopted from existing memory [1]
@@ -163,29 +224,52 @@ async def test_llm_extractor_validates_every_returned_id():
         {"memory_text": "Likes blues", "memory_type": "preference", "source": "m1", "same_as": 9},
         {"memory_text": "Likes blues", "memory_type": "preference", "source": "m1", "same_as": "x"},
         {"memory_text": "", "source": "m1"},
-        {"memory_text": "In Tokyo", "memory_type": "nonsense", "source": 1, "slot": "Current Location!",
-         "valid_until": "2030-01-01", "importance": 99, "confidence": "high"},
+        {
+            "memory_text": "In Tokyo",
+            "memory_type": "nonsense",
+            "source": 1,
+            "slot": "Current Location!",
+            "valid_until": "2030-01-01",
+            "importance": 99,
+            "confidence": "high",
+        },
     ]
     res = await LLMExtractor(FakeProvider(_answer(items)), MODEL).extract(
-        ExtractionInput(MSGS, KNOWN, cap=5, now=3_000))
+        ExtractionInput(MSGS, KNOWN, cap=5, now=3_000)
+    )
     reasons = [r["reason"] for r in res.rejected]
-    assert reasons == ["source is not a user message", "unknown source message",
-                       "unknown existing memory id", "unknown existing memory id", "empty memory_text"]
+    assert reasons == [
+        "source is not a user message",
+        "unknown source message",
+        "unknown existing memory id",
+        "unknown existing memory id",
+        "empty memory_text",
+    ]
     [c] = res.candidates
     assert (c.memory_type, c.slot, c.status, c.importance, c.confidence) == (
-        "", "current_location", "QUERY_DEPENDENT", 5, 0.7)
+        "",
+        "current_location",
+        "QUERY_DEPENDENT",
+        5,
+        0.7,
+    )
 
 
 async def test_llm_extractor_agent_types_cap_and_garbage():
     items = [{"memory_text": f"fact {i}", "memory_type": "偏好", "source": "m1"} for i in range(5)]
     res = await LLMExtractor(FakeProvider(_answer(items)), MODEL).extract(
-        ExtractionInput(MSGS, [], agent=True, agent_name="Mira", cap=2))
+        ExtractionInput(MSGS, [], agent=True, agent_name="Mira", cap=2)
+    )
     assert len(res.candidates) == 2 and {c.memory_type for c in res.candidates} == {"偏好"}
     bad = await LLMExtractor(FakeProvider("I think the user lives in Berlin."), MODEL).extract(
-        ExtractionInput(MSGS, KNOWN))
+        ExtractionInput(MSGS, KNOWN)
+    )
     assert bad.candidates == [] and bad.rejected
     prompt = build_prompt(ExtractionInput(MSGS, [], agent=True, agent_name="Mira", cap=2))
-    assert "偏好 | 边界 | 关系目标 | 对话风格 | 重要事实" in prompt[0].content and "Agent: Mira" in prompt[1].content
+    assert (
+        "偏好 | 边界 | 关系目标 | 对话风格 | 重要事实" in prompt[0].content
+        and "Agent: Mira" in prompt[1].content
+    )
 
 
 async def test_llm_extractor_skips_the_call_without_user_text():
@@ -194,11 +278,17 @@ async def test_llm_extractor_skips_the_call_without_user_text():
     assert res.candidates == [] and p.calls == []
 
 
-@pytest.mark.parametrize("text,slot", [
-    ("My favourite colour is green.", "favorite_color"), ("My favorite color is blue.", "favorite_color"),
-    ("My wife's name is Anna.", "wife_name"), ("我女儿叫朵朵。", "daughter_name"),
-    ("我老婆叫小红。", "wife_name"), ("我最喜欢的水果是芒果。", "favorite_水果"),
-])
+@pytest.mark.parametrize(
+    "text,slot",
+    [
+        ("My favourite colour is green.", "favorite_color"),
+        ("My favorite color is blue.", "favorite_color"),
+        ("My wife's name is Anna.", "wife_name"),
+        ("我女儿叫朵朵。", "daughter_name"),
+        ("我老婆叫小红。", "wife_name"),
+        ("我最喜欢的水果是芒果。", "favorite_水果"),
+    ],
+)
 def test_slots_are_stable_keys(text, slot):
     [c] = rule_candidates(SourceMessage("m1", "user", text, 1))
     assert c.slot == slot

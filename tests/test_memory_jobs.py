@@ -31,8 +31,10 @@ async def _say(u, cid, text, role="user", parent_id=None) -> str:
 
 
 async def _mems(u, **params) -> list[dict]:
-    r = await u.client.get("/api/me/memories", params={"status": "ACTIVE,QUERY_DEPENDENT,STALE,"
-                                                                 "UNKNOWN_CURRENT,DISABLED", **params})
+    r = await u.client.get(
+        "/api/me/memories",
+        params={"status": "ACTIVE,QUERY_DEPENDENT,STALE,UNKNOWN_CURRENT,DISABLED", **params},
+    )
     return r.json()["items"]
 
 
@@ -45,8 +47,16 @@ async def _agent(app, user_id: str, name="Mira") -> str:
     aid = new_id("agt")
     now = now_ms()
     async with app.state.runtime.db.write() as c:
-        await c.execute(insert(t.agents).values(id=aid, user_id=user_id, name=name, handle=name.lower(),
-                                                created_at=now, updated_at=now))
+        await c.execute(
+            insert(t.agents).values(
+                id=aid,
+                user_id=user_id,
+                name=name,
+                handle=name.lower(),
+                created_at=now,
+                updated_at=now,
+            )
+        )
     return aid
 
 
@@ -55,15 +65,24 @@ async def test_job_handler_extracts_once_and_moves_the_cursor(app, new_user):
     a = await new_user()
     cid = await _conv(a)
     u1 = await _say(a, cid, "My name is Alice and I live in Paris.")
-    a1 = await _say(a, cid, "Nice to meet you, Alice! My name is Bot and I live in a server.", "assistant")
-    await HANDLERS["memory.extract"](rt, {"conversation_id": cid, "user_id": a.id, "message_id": a1})
+    a1 = await _say(
+        a, cid, "Nice to meet you, Alice! My name is Bot and I live in a server.", "assistant"
+    )
+    await HANDLERS["memory.extract"](
+        rt, {"conversation_id": cid, "user_id": a.id, "message_id": a1}
+    )
     mems = await _mems(a)
     assert {(m["slot"], m["value"], m["status"]) for m in mems} == {
-        ("name", "Alice", "ACTIVE"), ("home_location", "Paris", "ACTIVE")}  # nothing from the assistant
+        ("name", "Alice", "ACTIVE"),
+        ("home_location", "Paris", "ACTIVE"),
+    }  # nothing from the assistant
     assert all(m["source_message_ids"] == [u1] for m in mems)
     async with rt.db.read() as c:
-        assert (await c.execute(select(t.conversations.c.memory_cursor).where(
-            t.conversations.c.id == cid))).scalar() == a1
+        assert (
+            await c.execute(
+                select(t.conversations.c.memory_cursor).where(t.conversations.c.id == cid)
+            )
+        ).scalar() == a1
     events = await _n_events(app)
     again = await run_extraction(rt, cid, a.id)
     assert again == {"processed": 0} and await _n_events(app) == events
@@ -98,7 +117,9 @@ async def test_regeneration_does_not_reextract_and_an_edit_does(app, new_user):
     await run_extraction(rt, cid, a.id)
     assert await _n_events(app) == events
     assert {m["value"]: m["status"] for m in await _mems(a, slot="home_location")} == {
-        "Paris": "STALE", "Berlin": "ACTIVE"}
+        "Paris": "STALE",
+        "Berlin": "ACTIVE",
+    }
 
 
 async def test_streaming_message_stops_the_cursor(app, new_user):
@@ -123,11 +144,15 @@ async def test_workspace_conversations_neither_write_nor_read(app, new_user):
     cid = await _conv(a)
     await _say(a, cid, "My name is Alice.")
     async with rt.db.write() as c:
-        await c.execute(update(t.conversations).where(t.conversations.c.id == cid).values(workspace_id="ws_1"))
+        await c.execute(
+            update(t.conversations).where(t.conversations.c.id == cid).values(workspace_id="ws_1")
+        )
     assert (await run_extraction(rt, cid, a.id))["skipped"] == "workspace conversation"
     assert await _mems(a) == []
     p = await principal_for_key(rt.db, a.key)
-    done = await rt.extras["before_turn"](rt, p, cid, (await _say(a, cid, "Remember that I'm vegan")))
+    done = await rt.extras["before_turn"](
+        rt, p, cid, (await _say(a, cid, "Remember that I'm vegan"))
+    )
     assert done.get("skipped") == "workspace conversation" and await _mems(a) == []
 
 
@@ -166,8 +191,10 @@ async def test_admin_switch_off_writes_nothing(app, new_user):
 async def test_per_turn_cap_native_and_agent(app, new_user):
     rt = app.state.runtime
     a = await new_user()
-    text = ("My name is Alice. I live in Paris. I love hiking. I hate cilantro. I'm allergic to "
-            "peanuts. I work at Acme. I speak fluent Japanese. My birthday is May 1.")
+    text = (
+        "My name is Alice. I live in Paris. I love hiking. I hate cilantro. I'm allergic to "
+        "peanuts. I work at Acme. I speak fluent Japanese. My birthday is May 1."
+    )
     cid = await _conv(a)
     await _say(a, cid, text)
     await run_extraction(rt, cid, a.id)
@@ -178,8 +205,11 @@ async def test_per_turn_cap_native_and_agent(app, new_user):
     await run_extraction(rt, cid2, a.id)
     agent_mems = await _mems(a, agent_id=aid)
     assert len(agent_mems) == 2
-    assert all(m["agent_id"] == aid and m["memory_type"] in {"偏好", "边界", "关系目标", "对话风格", "重要事实"}
-               for m in agent_mems)
+    assert all(
+        m["agent_id"] == aid
+        and m["memory_type"] in {"偏好", "边界", "关系目标", "对话风格", "重要事实"}
+        for m in agent_mems
+    )
 
 
 async def test_remember_and_forget_in_chat(app, new_user):
@@ -226,11 +256,17 @@ async def test_worker_runs_the_enqueued_job(app, new_user):
     cid = await _conv(a)
     mid = await _say(a, cid, "I'm based in Lisbon.")
     async with rt.db.write() as c:
-        await enqueue(c, "memory.extract", {"conversation_id": cid, "user_id": a.id, "message_id": mid},
-                      dedupe_key=f"memory:{cid}")
+        await enqueue(
+            c,
+            "memory.extract",
+            {"conversation_id": cid, "user_id": a.id, "message_id": mid},
+            dedupe_key=f"memory:{cid}",
+        )
     for _ in range(200):
         async with rt.db.read() as c:
-            st = (await c.execute(select(t.jobs.c.status).where(t.jobs.c.kind == "memory.extract"))).scalar()
+            st = (
+                await c.execute(select(t.jobs.c.status).where(t.jobs.c.kind == "memory.extract"))
+            ).scalar()
         if st in ("done", "failed"):
             break
         await asyncio.sleep(0.05)
@@ -269,24 +305,54 @@ async def test_llm_extractor_runs_in_the_job_for_a_real_model(db_url):
     from chatmem.providers.base import ProviderError
     from tests.conftest import make_settings
 
-    settings = make_settings(db_url, models=[{"id": "llm-1", "provider": "scripted"}],
-                             default_model="demo", run_worker=False)
+    settings = make_settings(
+        db_url,
+        models=[{"id": "llm-1", "provider": "scripted"}],
+        default_model="demo",
+        run_worker=False,
+    )
     application = create_app(settings)
     async with application.router.lifespan_context(application):
         rt = application.state.runtime
-        good = json.dumps({"memories": [
-            {"memory_text": "Lives in Berlin", "memory_type": "location", "slot": "home_location",
-             "value": "Berlin", "importance": 4, "confidence": 0.9, "status": "ACTIVE", "source": "m1"},
-            {"memory_text": "The assistant is called Bot", "memory_type": "identity", "source": "m2"},
-            {"memory_text": "Likes rain", "memory_type": "preference", "source": "m1", "same_as": 7}]})
+        good = json.dumps(
+            {
+                "memories": [
+                    {
+                        "memory_text": "Lives in Berlin",
+                        "memory_type": "location",
+                        "slot": "home_location",
+                        "value": "Berlin",
+                        "importance": 4,
+                        "confidence": 0.9,
+                        "status": "ACTIVE",
+                        "source": "m1",
+                    },
+                    {
+                        "memory_text": "The assistant is called Bot",
+                        "memory_type": "identity",
+                        "source": "m2",
+                    },
+                    {
+                        "memory_text": "Likes rain",
+                        "memory_type": "preference",
+                        "source": "m1",
+                        "same_as": 7,
+                    },
+                ]
+            }
+        )
         provider = ScriptedProvider([good, ProviderError("down")])
         get_state(rt).registry.register("scripted", provider)
         user, key = await auth_service.create_user(rt.db, "llm@example.com")
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=application),
-                                     base_url="http://test",
-                                     headers={"Authorization": f"Bearer {key}"}) as client:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=application),
+            base_url="http://test",
+            headers={"Authorization": f"Bearer {key}"},
+        ) as client:
+
             class U:
                 pass
+
             a = U()
             a.client, a.id = client, user["id"]
             cid = await _conv(a, model="llm-1")

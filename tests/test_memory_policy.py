@@ -10,11 +10,30 @@ from chatmem.memory import policy as pol
 from chatmem.memory.policy import Candidate, Mem
 
 
-def cand(text="", slot="", value="", *, src="m1", at=1000, origin="extracted", status="ACTIVE",
-         until=None, **kw):
-    return Candidate(memory_text=text or f"{slot}={value}", slot=slot, value=value,
-                     source_message_ids=(src,) if src else (), observed_at=at, valid_from=at,
-                     origin=origin, status=status, valid_until=until, **kw)
+def cand(
+    text="",
+    slot="",
+    value="",
+    *,
+    src="m1",
+    at=1000,
+    origin="extracted",
+    status="ACTIVE",
+    until=None,
+    **kw,
+):
+    return Candidate(
+        memory_text=text or f"{slot}={value}",
+        slot=slot,
+        value=value,
+        source_message_ids=(src,) if src else (),
+        observed_at=at,
+        valid_from=at,
+        origin=origin,
+        status=status,
+        valid_until=until,
+        **kw,
+    )
 
 
 def run(state: dict, c: Candidate, now=5000):
@@ -85,14 +104,26 @@ def test_older_statement_is_recorded_stale_behind_the_current_value():
     b = run(s, cand("Lives in Paris", "home_location", "Paris", src="m1", at=1000))
     assert b.outcome == "stale"
     assert s[a.memory_id].status == "ACTIVE" and s[b.memory_id].status == "STALE"
-    assert s[b.memory_id].superseded_by == [a.memory_id] and s[a.memory_id].supersedes == [b.memory_id]
+    assert s[b.memory_id].superseded_by == [a.memory_id] and s[a.memory_id].supersedes == [
+        b.memory_id
+    ]
 
 
 def test_time_bound_fact_is_query_dependent_and_does_not_supersede():
     s: dict = {}
     home = run(s, cand("Lives in Berlin", "home_location", "Berlin", src="m1"))
-    trip = run(s, cand("In Tokyo this week", "home_location", "Tokyo", src="m2", at=2000,
-                       status="QUERY_DEPENDENT", until=9000))
+    trip = run(
+        s,
+        cand(
+            "In Tokyo this week",
+            "home_location",
+            "Tokyo",
+            src="m2",
+            at=2000,
+            status="QUERY_DEPENDENT",
+            until=9000,
+        ),
+    )
     assert s[home.memory_id].status == "ACTIVE"
     t = s[trip.memory_id]
     assert t.status == "QUERY_DEPENDENT" and t.valid_from == 2000 and t.valid_until == 9000
@@ -130,8 +161,15 @@ def test_purge_unlinks_and_orphaned_stale_becomes_disabled():
 
 SLOTS = st.sampled_from(["", "home", "name"])
 VALUES = st.sampled_from(["a", "b", "c"])
-cand_op = st.tuples(st.just("cand"), SLOTS, VALUES, st.sampled_from(["extracted", "user"]),
-                    st.booleans(), st.integers(0, 4), st.integers(0, 5))
+cand_op = st.tuples(
+    st.just("cand"),
+    SLOTS,
+    VALUES,
+    st.sampled_from(["extracted", "user"]),
+    st.booleans(),
+    st.integers(0, 4),
+    st.integers(0, 5),
+)
 row_op = st.tuples(st.sampled_from(["activate", "disable", "delete", "purge"]), st.integers(0, 50))
 OPS = st.lists(st.one_of(cand_op, cand_op, row_op), min_size=1, max_size=30)
 
@@ -168,13 +206,20 @@ def test_policy_invariants_hold_for_any_sequence(ops):
         now += 1
         if op[0] == "cand":
             _, slot, value, origin, bound, at, src = op
-            user_active_before = {m.id for m in s.values()
-                                  if m.origin == "user" and m.status == "ACTIVE"}
-            c = Candidate(memory_text=f"{slot or 'fact'} is {value}", slot=slot, value=value,
-                          origin=origin, observed_at=at * 100 + 1, valid_from=at * 100 + 1,
-                          source_message_ids=(f"m{src}",),
-                          status="QUERY_DEPENDENT" if bound else "ACTIVE",
-                          valid_until=(at * 100 + 500) if bound else None)
+            user_active_before = {
+                m.id for m in s.values() if m.origin == "user" and m.status == "ACTIVE"
+            }
+            c = Candidate(
+                memory_text=f"{slot or 'fact'} is {value}",
+                slot=slot,
+                value=value,
+                origin=origin,
+                observed_at=at * 100 + 1,
+                valid_from=at * 100 + 1,
+                source_message_ids=(f"m{src}",),
+                status="QUERY_DEPENDENT" if bound else "ACTIVE",
+                valid_until=(at * 100 + 500) if bound else None,
+            )
             plan = pol.plan_candidate(list(s.values()), c, f"mem_{n:03d}", now)
             pol.apply(s, plan.changes, plan.insert)
             if origin == "extracted":

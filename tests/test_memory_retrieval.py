@@ -22,8 +22,15 @@ def count(s: str) -> int:
 async def _put(rt, user_id, text, *, agent_id=None, **kw) -> str:
     now = now_ms()
     mid = new_id("mem")
-    values = dict(id=mid, user_id=user_id, agent_id=agent_id, memory_text=text,
-                  created_at=kw.pop("created_at", now), updated_at=kw.pop("updated_at", now), **kw)
+    values = dict(
+        id=mid,
+        user_id=user_id,
+        agent_id=agent_id,
+        memory_text=text,
+        created_at=kw.pop("created_at", now),
+        updated_at=kw.pop("updated_at", now),
+        **kw,
+    )
     async with rt.db.write() as c:
         await c.execute(insert(t.memories).values(**values))
     return mid
@@ -33,32 +40,47 @@ async def _conv(rt, user_id, **kw):
     cid = new_id("c")
     now = now_ms()
     async with rt.db.write() as c:
-        await c.execute(insert(t.conversations).values(id=cid, user_id=user_id, created_at=now,
-                                                       updated_at=now, **kw))
+        await c.execute(
+            insert(t.conversations).values(
+                id=cid, user_id=user_id, created_at=now, updated_at=now, **kw
+            )
+        )
         return (await c.execute(select(t.conversations).where(t.conversations.c.id == cid))).one()
 
 
 async def _source(rt, key, conv, query="", budget=800):
     p = await principal_for_key(rt.db, key)
     async with rt.db.read() as c:
-        return await rt.extras["memory_source"](c, principal=p, conv=conv, query=query,
-                                                budget_tokens=budget, count_tokens=count)
+        return await rt.extras["memory_source"](
+            c, principal=p, conv=conv, query=query, budget_tokens=budget, count_tokens=count
+        )
 
 
 async def test_only_current_rows_inside_their_validity_window(app, new_user):
     rt = app.state.runtime
     a = await new_user()
     now = now_ms()
-    keep = [await _put(rt, a.id, "Lives in Berlin"),
-            await _put(rt, a.id, "In Tokyo this week", status="QUERY_DEPENDENT",
-                       valid_from=now - DAY, valid_until=now + DAY)]
+    keep = [
+        await _put(rt, a.id, "Lives in Berlin"),
+        await _put(
+            rt,
+            a.id,
+            "In Tokyo this week",
+            status="QUERY_DEPENDENT",
+            valid_from=now - DAY,
+            valid_until=now + DAY,
+        ),
+    ]
     for status in ("STALE", "UNKNOWN_CURRENT", "DISABLED", "DELETED"):
         await _put(rt, a.id, f"A {status} memory", status=status)
     await _put(rt, a.id, "Trip that ended", status="QUERY_DEPENDENT", valid_until=now - 1)
     await _put(rt, a.id, "Starts next month", valid_from=now + 30 * DAY)
     got = await _source(rt, a.key, await _conv(rt, a.id))
     assert sorted(got["ids"]) == sorted(keep)
-    assert set(got["lines"]) == {"[CURRENT] Lives in Berlin", "[CONTEXT-DEPENDENT] In Tokyo this week"}
+    assert set(got["lines"]) == {
+        "[CURRENT] Lives in Berlin",
+        "[CONTEXT-DEPENDENT] In Tokyo this week",
+    }
     assert got["header"] == retrieval.NATIVE_HEADER
 
 
@@ -80,11 +102,20 @@ async def test_packing_respects_the_token_budget(app, new_user):
     rt = app.state.runtime
     a = await new_user()
     for i in range(40):
-        await _put(rt, a.id, f"Memory number {i} with some padding words to cost tokens", importance=1 + i % 5)
+        await _put(
+            rt,
+            a.id,
+            f"Memory number {i} with some padding words to cost tokens",
+            importance=1 + i % 5,
+        )
     conv = await _conv(rt, a.id)
     for budget in (0, 30, 120, 400, 5000):
         got = await _source(rt, a.key, conv, budget=budget)
-        used = count(got["header"]) + 1 + sum(count(x) + 1 for x in got["lines"]) if got["lines"] else 0
+        used = (
+            count(got["header"]) + 1 + sum(count(x) + 1 for x in got["lines"])
+            if got["lines"]
+            else 0
+        )
         assert used <= budget
         assert len(got["ids"]) == len(got["lines"]) == len(set(got["ids"]))
     assert len((await _source(rt, a.key, conv, budget=5000))["lines"]) == 40
@@ -100,12 +131,25 @@ async def test_agent_conversations_use_seed000_lines_and_scope(app, new_user):
         for name in ("Mira", "Kai"):
             aid = new_id("agt")
             agent_ids.append(aid)
-            await c.execute(insert(t.agents).values(id=aid, user_id=a.id, name=name, handle=name,
-                                                    created_at=now, updated_at=now))
+            await c.execute(
+                insert(t.agents).values(
+                    id=aid, user_id=a.id, name=name, handle=name, created_at=now, updated_at=now
+                )
+            )
     mira, kai = agent_ids
-    wide = await _put(rt, a.id, "用户住在上海", memory_type="重要事实", slot="home_location", value="上海")
-    await _put(rt, a.id, "用户住在北京", memory_type="重要事实", agent_id=mira, slot="home_location",
-               value="北京", importance=4)
+    wide = await _put(
+        rt, a.id, "用户住在上海", memory_type="重要事实", slot="home_location", value="上海"
+    )
+    await _put(
+        rt,
+        a.id,
+        "用户住在北京",
+        memory_type="重要事实",
+        agent_id=mira,
+        slot="home_location",
+        value="北京",
+        importance=4,
+    )
     mine = await _put(rt, a.id, "不要用套路化话术", memory_type="边界", agent_id=mira, importance=5)
     await _put(rt, a.id, "Kai's own memory", agent_id=kai)
     conv = await _conv(rt, a.id, agent_id=mira)
@@ -131,10 +175,14 @@ async def test_workspace_consent_and_other_users(app, new_user):
     conv = await _conv(rt, a.id)
     assert (await _source(rt, a.key, conv))["lines"] == ["[CURRENT] Alice's secret"]
     async with rt.db.write() as c:
-        await c.execute(update(t.users).where(t.users.c.id == a.id).values(settings={"memory_enabled": False}))
+        await c.execute(
+            update(t.users).where(t.users.c.id == a.id).values(settings={"memory_enabled": False})
+        )
     assert (await _source(rt, a.key, conv))["lines"] == []
     async with rt.db.write() as c:
-        await c.execute(update(t.users).where(t.users.c.id == a.id).values(settings={"memory_enabled": True}))
+        await c.execute(
+            update(t.users).where(t.users.c.id == a.id).values(settings={"memory_enabled": True})
+        )
     rt.settings.memory_enabled = False
     try:
         assert (await _source(rt, a.key, conv))["lines"] == []
@@ -144,14 +192,30 @@ async def test_workspace_consent_and_other_users(app, new_user):
 
 def test_pure_rank_and_pack():
     class R:
-        def __init__(self, id, text, importance=3, confidence=0.8, memory_type="", status="ACTIVE",
-                     updated_at=0):
+        def __init__(
+            self,
+            id,
+            text,
+            importance=3,
+            confidence=0.8,
+            memory_type="",
+            status="ACTIVE",
+            updated_at=0,
+        ):
             self.id, self.memory_text, self.importance = id, text, importance
             self.confidence, self.memory_type, self.status, self.updated_at = (
-                confidence, memory_type, status, updated_at)
+                confidence,
+                memory_type,
+                status,
+                updated_at,
+            )
 
-    rows = [R("a", "Likes tea", 3), R("b", "Never call before 9am", 1, memory_type="constraint"),
-            R("c", "用户住在北京", 3), R("d", "Likes tea too", 3, confidence=0.1)]
+    rows = [
+        R("a", "Likes tea", 3),
+        R("b", "Never call before 9am", 1, memory_type="constraint"),
+        R("c", "用户住在北京", 3),
+        R("d", "Likes tea too", 3, confidence=0.1),
+    ]
     ranked = retrieval.rank(rows, {}, "我住在哪个城市", now=0, agent=False)
     assert [r.id for r in ranked][:2] == ["b", "c"]  # constraint, then the Chinese bigram match
     assert [r.id for r in ranked][-1] == "d"

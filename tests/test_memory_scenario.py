@@ -15,8 +15,13 @@ from chatmem.generation.sse import parse
 async def _jobs_idle(rt, cid: str) -> None:
     for _ in range(400):
         async with rt.db.read() as c:
-            rows = (await c.execute(select(t.jobs.c.status, t.jobs.c.payload).where(
-                t.jobs.c.kind == "memory.extract"))).all()
+            rows = (
+                await c.execute(
+                    select(t.jobs.c.status, t.jobs.c.payload).where(
+                        t.jobs.c.kind == "memory.extract"
+                    )
+                )
+            ).all()
         mine = [r.status for r in rows if (r.payload or {}).get("conversation_id") == cid]
         if mine and all(s in ("done", "failed") for s in mine):
             assert "failed" not in mine
@@ -30,13 +35,16 @@ async def _turn(u, rt, cid: str, text: str) -> dict:
     r = await u.client.post(f"/api/conversations/{cid}/messages", json={"content": text})
     assert r.status_code == 202, r.text
     ids = r.json()
-    r = await u.client.get(f"/api/conversations/{cid}/messages/{ids['assistant_message_id']}/stream")
+    r = await u.client.get(
+        f"/api/conversations/{cid}/messages/{ids['assistant_message_id']}/stream"
+    )
     events = parse(r.text)
     assert events[-1]["type"] == "done", events[-1]
     answer = "".join(e["data"]["text"] for e in events if e["type"] == "text_delta")
     await _jobs_idle(rt, cid)
-    r = await u.client.get(f"/api/conversations/{cid}/context",
-                           params={"message_id": ids["assistant_message_id"]})
+    r = await u.client.get(
+        f"/api/conversations/{cid}/context", params={"message_id": ids["assistant_message_id"]}
+    )
     assert r.status_code == 200, r.text
     return {"answer": answer, "report": r.json(), **ids}
 
@@ -57,16 +65,26 @@ async def test_alice_paris_berlin_scenario(app, new_user):
     assert set(by_slot) == {"name", "home_location"}
     name, paris = by_slot["name"], by_slot["home_location"]
     assert (name["memory_type"], name["value"], name["status"]) == ("identity", "Alice", "ACTIVE")
-    assert (paris["memory_type"], paris["value"], paris["status"]) == ("location", "Paris", "ACTIVE")
+    assert (paris["memory_type"], paris["value"], paris["status"]) == (
+        "location",
+        "Paris",
+        "ACTIVE",
+    )
     for m in (name, paris):
         [src] = m["source_messages"]
         assert src["id"] == t1["user_message_id"] and src["role"] == "user"
-        assert src["excerpt"] == "My name is Alice and I live in Paris." and src["conversation_id"] == cid
+        assert (
+            src["excerpt"] == "My name is Alice and I live in Paris."
+            and src["conversation_id"] == cid
+        )
 
     await _turn(alice, rt, cid, "I moved to Berlin.")
     paris = (await alice.client.get(f"/api/me/memories/{paris['id']}")).json()
-    berlin_list = (await alice.client.get("/api/me/memories",
-                                          params={"slot": "home_location", "status": "ACTIVE"})).json()["items"]
+    berlin_list = (
+        await alice.client.get(
+            "/api/me/memories", params={"slot": "home_location", "status": "ACTIVE"}
+        )
+    ).json()["items"]
     [berlin] = berlin_list
     assert berlin["value"] == "Berlin" and paris["status"] == "STALE"
     assert paris["superseded_by"] == [berlin["id"]] and berlin["supersedes"] == [paris["id"]]

@@ -48,8 +48,14 @@ async def test_project_crud_and_name_uniqueness(new_user):
 
 async def test_project_bad_input_writes_nothing(app, new_user):
     a = await new_user()
-    for body in ({"name": ""}, {"name": "   "}, {"name": "x" * 121}, {"name": "ok", "bogus": 1},
-                 {"name": 3}, {"name": "ok", "instructions": "x" * 20001}):
+    for body in (
+        {"name": ""},
+        {"name": "   "},
+        {"name": "x" * 121},
+        {"name": "ok", "bogus": 1},
+        {"name": 3},
+        {"name": "ok", "instructions": "x" * 20001},
+    ):
         r = await a.client.post("/api/projects", json=body)
         assert r.status_code == 422, (body, r.text)
         assert r.json()["error"]["code"] == "validation_error"
@@ -58,10 +64,17 @@ async def test_project_bad_input_writes_nothing(app, new_user):
 
 
 PERSONA = {
-    "name": "Mika", "handle": "mika", "headline": "A calm friend", "description": "d",
-    "story_background": "s", "personality_prompt": "warm", "tone_prompt": "gentle",
-    "guardrails_prompt": "no pressure", "opening_message": "Hi, I'm Mika.",
-    "default_prompt": "You are Mika.", "image_key": "img/mika.png",
+    "name": "Mika",
+    "handle": "mika",
+    "headline": "A calm friend",
+    "description": "d",
+    "story_background": "s",
+    "personality_prompt": "warm",
+    "tone_prompt": "gentle",
+    "guardrails_prompt": "no pressure",
+    "opening_message": "Hi, I'm Mika.",
+    "default_prompt": "You are Mika.",
+    "image_key": "img/mika.png",
 }
 
 
@@ -73,7 +86,9 @@ async def test_agent_crud_fields_and_isolation(new_user):
     for k, v in PERSONA.items():
         assert agent[k] == v
     assert agent["status"] == "published" and agent["visibility"] == "private"
-    r = await a.client.patch(f"/api/agents/{agent['id']}", json={"status": "archived", "headline": "h2"})
+    r = await a.client.patch(
+        f"/api/agents/{agent['id']}", json={"status": "archived", "headline": "h2"}
+    )
     assert r.json()["status"] == "archived" and r.json()["headline"] == "h2"
     for bad in ({"status": "gone"}, {"name": "x" * 121}, {"headline": "x" * 201}, {"extra": 1}):
         r = await a.client.patch(f"/api/agents/{agent['id']}", json=bad)
@@ -81,7 +96,9 @@ async def test_agent_crud_fields_and_isolation(new_user):
     b = await new_user()
     assert (await b.client.get(f"/api/agents/{agent['id']}")).status_code == 404
     assert (await b.client.get("/api/agents")).json()["items"] == []
-    assert (await b.client.post("/api/conversations", json={"agent_id": agent["id"]})).status_code == 404
+    assert (
+        await b.client.post("/api/conversations", json={"agent_id": agent["id"]})
+    ).status_code == 404
     assert (await b.client.delete(f"/api/agents/{agent['id']}")).status_code == 404
     assert (await a.client.delete(f"/api/agents/{agent['id']}")).status_code == 204
     assert (await a.client.get(f"/api/agents/{agent['id']}")).status_code == 404
@@ -97,8 +114,9 @@ async def test_agent_list_sorted_by_latest_conversation_message(new_user):
     for aid in (ids[0], ids[2]):
         cid = (await a.client.post("/api/conversations", json={"agent_id": aid})).json()["id"]
         await asyncio.sleep(0.002)
-        r = await a.client.post(f"/api/conversations/{cid}/messages",
-                                json={"content": "hello", "generate": False})
+        r = await a.client.post(
+            f"/api/conversations/{cid}/messages", json={"content": "hello", "generate": False}
+        )
         assert r.status_code == 201
     order = [x["id"] for x in (await a.client.get("/api/agents")).json()["items"]]
     assert order[:2] == [ids[2], ids[0]] and order[2] == ids[1]
@@ -108,11 +126,15 @@ async def test_deleting_agent_cascades_to_its_conversations(app, new_user):
     a = await new_user()
     aid = (await a.client.post("/api/agents", json={"name": "A", "handle": "a"})).json()["id"]
     cid = (await a.client.post("/api/conversations", json={"agent_id": aid})).json()["id"]
-    await a.client.post(f"/api/conversations/{cid}/messages", json={"content": "x", "generate": False})
+    await a.client.post(
+        f"/api/conversations/{cid}/messages", json={"content": "x", "generate": False}
+    )
     assert (await a.client.delete(f"/api/agents/{aid}")).status_code == 204
     assert (await a.client.get(f"/api/conversations/{cid}")).status_code == 404
     async with app.state.runtime.db.read() as c:
-        assert (await c.execute(select(t.messages).where(t.messages.c.conversation_id == cid))).all() == []
+        assert (
+            await c.execute(select(t.messages).where(t.messages.c.conversation_id == cid))
+        ).all() == []
 
 
 async def test_deleting_agent_with_a_deep_conversation(app, new_user):
@@ -127,9 +149,17 @@ async def test_deleting_agent_with_a_deep_conversation(app, new_user):
         conv = await store.get_conversation(c, a.id, cid)
         parent = None
         for i in range(1100):
-            row = await store.insert_message(c, conv, parent_id=parent, role="user",
-                                             blocks=[{"kind": "text", "text": str(i)}], user_id=a.id)
+            row = await store.insert_message(
+                c,
+                conv,
+                parent_id=parent,
+                role="user",
+                blocks=[{"kind": "text", "text": str(i)}],
+                user_id=a.id,
+            )
             parent = row.id
     assert (await a.client.delete(f"/api/agents/{aid}")).status_code == 204
     async with db.read() as c:
-        assert (await c.execute(select(t.messages).where(t.messages.c.conversation_id == cid))).all() == []
+        assert (
+            await c.execute(select(t.messages).where(t.messages.c.conversation_id == cid))
+        ).all() == []

@@ -12,8 +12,12 @@ from tests.test_crash import deltas, sse_until
 
 pytestmark = pytest.mark.slow
 
-ENV = {"CHATMEM_DEMO_DELAY_MS": "15", "CHATMEM_DEMO_MIN_TOKENS": "120",
-       "CHATMEM_DEFAULT_MODEL": "demo", "CHATMEM_SWEEP_INTERVAL_S": "0.5"}
+ENV = {
+    "CHATMEM_DEMO_DELAY_MS": "15",
+    "CHATMEM_DEMO_MIN_TOKENS": "120",
+    "CHATMEM_DEFAULT_MODEL": "demo",
+    "CHATMEM_SWEEP_INTERVAL_S": "0.5",
+}
 
 
 def test_start_on_one_replica_resume_on_another(db_url):
@@ -22,8 +26,10 @@ def test_start_on_one_replica_resume_on_another(db_url):
     a = Server(db_url, env_extra=ENV).start()
     b = Server(db_url, env_extra=ENV).start()
     try:
-        with httpx.Client(base_url=a.base, headers=headers, timeout=60) as ca, \
-                httpx.Client(base_url=b.base, headers=headers, timeout=60) as cb:
+        with (
+            httpx.Client(base_url=a.base, headers=headers, timeout=60) as ca,
+            httpx.Client(base_url=b.base, headers=headers, timeout=60) as cb,
+        ):
             cid = ca.post("/api/conversations", json={}).json()["id"]
             r = ca.post(f"/api/conversations/{cid}/messages", json={"content": "across replicas"})
             assert r.status_code == 202, r.text

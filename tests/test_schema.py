@@ -19,7 +19,9 @@ FTS_NAMES = ("memories_fts",)
 #: Indexes over expressions (lower(trim(name)), DESC keys): Alembic cannot compare them reliably
 #: on either dialect, so they are checked by name and uniqueness in test_every_index_exists.
 EXPRESSION_INDEXES = {
-    ix.name for tbl in schema.metadata.tables.values() for ix in tbl.indexes
+    ix.name
+    for tbl in schema.metadata.tables.values()
+    for ix in tbl.indexes
     if any(not hasattr(e, "name") or e.__class__.__name__ != "Column" for e in ix.expressions)
 }
 
@@ -37,11 +39,17 @@ async def _index_names(url: str) -> dict[str, bool]:
     try:
         async with engine.connect() as conn:
             if conn.dialect.name == "sqlite":
-                rows = (await conn.exec_driver_sql(
-                    "SELECT name, sql FROM sqlite_master WHERE type='index' AND sql IS NOT NULL")).all()
+                rows = (
+                    await conn.exec_driver_sql(
+                        "SELECT name, sql FROM sqlite_master WHERE type='index' AND sql IS NOT NULL"
+                    )
+                ).all()
                 return {r[0]: r[1].upper().startswith("CREATE UNIQUE") for r in rows}
-            rows = (await conn.exec_driver_sql(
-                "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname='public'")).all()
+            rows = (
+                await conn.exec_driver_sql(
+                    "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname='public'"
+                )
+            ).all()
             return {r[0]: r[1].upper().startswith("CREATE UNIQUE") for r in rows}
     finally:
         await engine.dispose()
@@ -51,10 +59,13 @@ async def _diff(url: str) -> list:
     engine = create_async_engine(normalize_url(url))
     try:
         async with engine.connect() as conn:
+
             def run(sync_conn):
-                ctx = MigrationContext.configure(sync_conn, opts={
-                    "compare_type": True, "include_object": _include})
+                ctx = MigrationContext.configure(
+                    sync_conn, opts={"compare_type": True, "include_object": _include}
+                )
                 return compare_metadata(ctx, schema.metadata)
+
             return await conn.run_sync(run)
     finally:
         await engine.dispose()
@@ -100,23 +111,29 @@ def test_downgrade_and_reupgrade(db_url):
 
 SEED_COLUMN_COUNTS = {
     # seed 001 tables: at least the seeded number of columns, every seeded name present
-    "projects": 14, "conversations": 22, "messages": 30, "message_feedback": 12,
-    "user_feedback": 15, "conversation_shares": 6, "memories": 17,
-    "conversation_compaction_leases": 3, "conversation_generation_leases": 5,
+    "projects": 14,
+    "conversations": 22,
+    "messages": 30,
+    "message_feedback": 12,
+    "user_feedback": 15,
+    "conversation_shares": 6,
+    "memories": 17,
+    "conversation_compaction_leases": 3,
+    "conversation_generation_leases": 5,
 }
 
 SEED_001_COLUMNS = {
     "messages": "id conversation_id parent_id role provider model_id model_label fast blocks raw "
-                "stop_reason attachments selected_user_skill_ids citations input_tokens "
-                "context_tokens output_tokens cache_read_tokens cache_write_tokens cost currency "
-                "credits status error gen_ms search_text verify created_at feedback author_id",
+    "stop_reason attachments selected_user_skill_ids citations input_tokens "
+    "context_tokens output_tokens cache_read_tokens cache_write_tokens cost currency "
+    "credits status error gen_ms search_text verify created_at feedback author_id",
     "conversations": "id user_id project_id title provider model_id fast kb_ids rag_mode "
-                     "summary_blocks active_leaf_id provider_state pinned archived starred "
-                     "inline_source_conv inline_parent_id inline_quote is_public created_at "
-                     "updated_at workspace_id",
+    "summary_blocks active_leaf_id provider_state pinned archived starred "
+    "inline_source_conv inline_parent_id inline_quote is_public created_at "
+    "updated_at workspace_id",
     "memories": "id user_id memory_text memory_type slot value status confidence "
-                "source_message_ids supersedes superseded_by affected_domains reason valid_from "
-                "valid_until created_at updated_at",
+    "source_message_ids supersedes superseded_by affected_domains reason valid_from "
+    "valid_until created_at updated_at",
 }
 
 SEED_000_COLUMNS = {

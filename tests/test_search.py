@@ -21,11 +21,25 @@ async def test_titles_and_messages_with_snippets(app, new_user):
     u = await new_user()
     cid = await new_conv(u, "Lisbon TRIP ideas")
     long = "x" * 100 + " we should visit the Trip planner tomorrow " + "y" * 100
-    q, a = await insert_chain(app, cid, [{"role": "user", "text": "plan my trip please"},
-                                         {"role": "assistant", "text": long}])
-    await insert_chain(app, cid, [{"role": "assistant", "blocks": [
-        {"kind": "thinking", "text": "secret trip thoughts"},
-        {"kind": "tool_output", "output": "trip tool"}, {"kind": "text", "text": "nothing"}]}])
+    q, a = await insert_chain(
+        app,
+        cid,
+        [{"role": "user", "text": "plan my trip please"}, {"role": "assistant", "text": long}],
+    )
+    await insert_chain(
+        app,
+        cid,
+        [
+            {
+                "role": "assistant",
+                "blocks": [
+                    {"kind": "thinking", "text": "secret trip thoughts"},
+                    {"kind": "tool_output", "output": "trip tool"},
+                    {"kind": "text", "text": "nothing"},
+                ],
+            }
+        ],
+    )
     other = await new_conv(u, "Groceries")
     body = await _search(u, "  TRIP ")
     assert body["query"] == "TRIP"
@@ -33,14 +47,14 @@ async def test_titles_and_messages_with_snippets(app, new_user):
     assert body["conversations"][0]["title"] == "Lisbon TRIP ideas"
     hits = body["messages"]
     assert [h["id"] for h in hits] == [a, q]  # newest first; thinking/tool text is not searched
-    assert all(h["conversation_id"] == cid and h["conversation_title"] == "Lisbon TRIP ideas"
-               for h in hits)
+    assert all(
+        h["conversation_id"] == cid and h["conversation_title"] == "Lisbon TRIP ideas" for h in hits
+    )
     snip = hits[0]["snippet"]
     assert snip["text"].startswith("…") and snip["text"].endswith("…")
-    assert snip["text"][snip["match_start"]:snip["match_end"]] == "Trip"
+    assert snip["text"][snip["match_start"] : snip["match_end"]] == "Trip"
     assert len(snip["text"]) <= 2 * 60 + 4 + 2
-    assert hits[1]["snippet"] == {"text": "plan my trip please", "match_start": 8,
-                                  "match_end": 12}
+    assert hits[1]["snippet"] == {"text": "plan my trip please", "match_start": 8, "match_end": 12}
     assert (await _search(u, "grocer"))["conversations"][0]["id"] == other
 
 
@@ -51,8 +65,11 @@ async def test_limits_and_order(app, new_user):
         cid = await new_conv(u, f"Alpha {i}")
         await set_columns(app, t.conversations, cid, updated_at=1000 + i)
         convs.append(cid)
-    ids = await insert_chain(app, convs[0], [{"role": "user", "text": f"needle {i}",
-                                              "created_at": 5000 + i} for i in range(45)])
+    ids = await insert_chain(
+        app,
+        convs[0],
+        [{"role": "user", "text": f"needle {i}", "created_at": 5000 + i} for i in range(45)],
+    )
     body = await _search(u, "alpha")
     assert [c["id"] for c in body["conversations"]] == convs[::-1][:8]
     body = await _search(u, "needle")
@@ -62,13 +79,17 @@ async def test_limits_and_order(app, new_user):
 async def test_like_wildcards_are_literal(app, new_user):
     u = await new_user()
     cid = await new_conv(u)
-    pct, plain, under, other, slash = await insert_chain(app, cid, [
-        {"role": "user", "text": "save 50% today"},
-        {"role": "user", "text": "save 500 today"},
-        {"role": "user", "text": "call a_b now"},
-        {"role": "user", "text": "call axb now"},
-        {"role": "user", "text": r"path C:\temp\x"},
-    ])
+    pct, plain, under, other, slash = await insert_chain(
+        app,
+        cid,
+        [
+            {"role": "user", "text": "save 50% today"},
+            {"role": "user", "text": "save 500 today"},
+            {"role": "user", "text": "call a_b now"},
+            {"role": "user", "text": "call axb now"},
+            {"role": "user", "text": r"path C:\temp\x"},
+        ],
+    )
     assert [h["id"] for h in (await _search(u, "50%"))["messages"]] == [pct]
     assert [h["id"] for h in (await _search(u, "a_b"))["messages"]] == [under]
     assert [h["id"] for h in (await _search(u, r"C:\temp"))["messages"]] == [slash]
@@ -110,18 +131,33 @@ async def test_bad_queries(app, new_user, anon):
     assert (await _search(u, "ab")) == {"query": "ab", "conversations": [], "messages": []}
 
 
-@pytest.mark.parametrize("q,pattern", [
-    ("abc", "%abc%"), ("50%", "%50\\%%"), ("a_b", "%a\\_b%"), ("c:\\d", "%c:\\\\d%"),
-])
+@pytest.mark.parametrize(
+    "q,pattern",
+    [
+        ("abc", "%abc%"),
+        ("50%", "%50\\%%"),
+        ("a_b", "%a\\_b%"),
+        ("c:\\d", "%c:\\\\d%"),
+    ],
+)
 def test_like_pattern(q, pattern):
     assert st.like_pattern(q) == pattern
 
 
 def test_snippet_edges():
     assert st.snippet("Hello World", "world", radius=3) == {
-        "text": "…lo World", "match_start": 4, "match_end": 9}
+        "text": "…lo World",
+        "match_start": 4,
+        "match_end": 9,
+    }
     assert st.snippet("a\n\n b  NEEDLE c", "needle") == {
-        "text": "a b NEEDLE c", "match_start": 4, "match_end": 10}
-    assert st.snippet("no hit here", "zz", radius=2) == {"text": "no h…", "match_start": -1,
-                                                         "match_end": -1}
+        "text": "a b NEEDLE c",
+        "match_start": 4,
+        "match_end": 10,
+    }
+    assert st.snippet("no hit here", "zz", radius=2) == {
+        "text": "no h…",
+        "match_start": -1,
+        "match_end": -1,
+    }
     assert st.clean_query(" ab ") == "ab" and st.clean_query(" a ") is None

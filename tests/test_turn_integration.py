@@ -32,9 +32,10 @@ async def test_inline_compaction_runs_before_the_call_and_is_announced(db_url):
         filler = " ".join(["tide pools hold anemones, crabs and small fish"] * 6)
         for i in range(30):
             for role in ("user", "assistant"):
-                r = await c.post(f"/api/conversations/{cid}/messages",
-                                 json={"content": f"{role} {i}: {filler}", "role": role,
-                                       "generate": False})
+                r = await c.post(
+                    f"/api/conversations/{cid}/messages",
+                    json={"content": f"{role} {i}: {filler}", "role": role, "generate": False},
+                )
                 assert r.status_code == 201
         mid, events = await _finish(c, cid, "What did we say about crabs?")
         kinds = [e["type"] for e in events]
@@ -44,7 +45,9 @@ async def test_inline_compaction_runs_before_the_call_and_is_announced(db_url):
         assert comp["mode"] == "inline" and comp["blocks_added"] >= 1
         conv = (await c.get(f"/api/conversations/{cid}")).json()
         assert conv["summary_blocks"], "the summary was stored"
-        report = (await c.get(f"/api/conversations/{cid}/messages/{mid}")).json()["metadata"]["context"]
+        report = (await c.get(f"/api/conversations/{cid}/messages/{mid}")).json()["metadata"][
+            "context"
+        ]
         assert report["compaction"]["ran"] is True
         assert report["total_tokens"] <= 1024
 
@@ -53,8 +56,9 @@ async def test_edit_and_resend_of_the_first_message_starts_a_new_root(db_url):
     async with running_app(db_url) as app, client_for(app) as c:
         cid = (await c.post("/api/conversations", json={})).json()["id"]
         first_mid, _ = await _finish(c, cid, "Frist question")
-        r = await c.post(f"/api/conversations/{cid}/messages",
-                         json={"content": "First question", "branch": True})
+        r = await c.post(
+            f"/api/conversations/{cid}/messages", json={"content": "First question", "branch": True}
+        )
         assert r.status_code == 202, r.text
         mid = r.json()["assistant_message_id"]
         assert (await stream(c, cid, mid))[-1]["type"] == "done"

@@ -11,8 +11,15 @@ import pytest
 from .servers import Server, create_user
 
 CHROMIUM = os.environ.get("CHATMEM_TEST_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 pytestmark = pytest.mark.slow
 
@@ -21,8 +28,10 @@ pytestmark = pytest.mark.slow
 def browser():
     if not shutil.which(CHROMIUM) and not os.path.exists(CHROMIUM):
         # never a silent skip: `make test` installs Debian's chromium when it can (root + apt)
-        raise RuntimeError(f"{CHROMIUM} is required for the browser tests "
-                           "(apt-get install chromium, or set CHATMEM_TEST_CHROMIUM)")
+        raise RuntimeError(
+            f"{CHROMIUM} is required for the browser tests "
+            "(apt-get install chromium, or set CHATMEM_TEST_CHROMIUM)"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -42,10 +51,16 @@ def test_login_browse_switch_branch_logout(browser, server, db_url):
     key = create_user(db_url, "web@example.com", password="s3cret-pass")
     api = httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {key}"})
     cid = api.post("/api/conversations", json={"title": "Branchy"}).json()["id"]
-    q = api.post(f"/api/conversations/{cid}/messages", json={"content": "Question?", "generate": False}).json()
-    api.post(f"/api/conversations/{cid}/messages", json={"content": "First answer", "role": "assistant"})
-    api.post(f"/api/conversations/{cid}/messages",
-             json={"content": "Second answer", "role": "assistant", "parent_id": q["id"]})
+    q = api.post(
+        f"/api/conversations/{cid}/messages", json={"content": "Question?", "generate": False}
+    ).json()
+    api.post(
+        f"/api/conversations/{cid}/messages", json={"content": "First answer", "role": "assistant"}
+    )
+    api.post(
+        f"/api/conversations/{cid}/messages",
+        json={"content": "Second answer", "role": "assistant", "parent_id": q["id"]},
+    )
 
     page = browser.new_page()
     page.goto(server.base + "/")
@@ -73,8 +88,9 @@ def test_login_browse_switch_branch_logout(browser, server, db_url):
 
 
 def test_send_stream_reload_midstream_and_resume(browser, db_url):
-    server = Server(db_url, env_extra={"CHATMEM_DEMO_DELAY_MS": "60",
-                                       "CHATMEM_DEMO_MIN_TOKENS": "60"}).start()
+    server = Server(
+        db_url, env_extra={"CHATMEM_DEMO_DELAY_MS": "60", "CHATMEM_DEMO_MIN_TOKENS": "60"}
+    ).start()
     try:
         key = create_user(db_url, "stream@example.com", password="pw-stream-1")
         api = httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {key}"})

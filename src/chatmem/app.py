@@ -41,14 +41,17 @@ FEATURES = [
 
 
 def _error_json(status: int, code: str, message: str, details=None) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message, "details": details}},
-                        status_code=status)
+    return JSONResponse(
+        {"error": {"code": code, "message": message, "details": details}}, status_code=status
+    )
 
 
 def _validation_details(exc: RequestValidationError) -> list[dict]:
     out = []
     for e in exc.errors():
-        out.append({"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")})
+        out.append(
+            {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+        )
     return out
 
 
@@ -101,14 +104,25 @@ class RejectNulInUrl:
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] == "http" and ("\x00" in scope.get("path", "")
-                                        or b"%00" in scope.get("query_string", b"")
-                                        or b"\x00" in scope.get("query_string", b"")):
+        if scope["type"] == "http" and (
+            "\x00" in scope.get("path", "")
+            or b"%00" in scope.get("query_string", b"")
+            or b"\x00" in scope.get("query_string", b"")
+        ):
             path = scope.get("path", "")
-            body = {"error": {"code": "bad_request", "message": "NUL characters are not allowed in URLs",
-                              "details": None}}
+            body = {
+                "error": {
+                    "code": "bad_request",
+                    "message": "NUL characters are not allowed in URLs",
+                    "details": None,
+                }
+            }
             if path.startswith("/rpc"):
-                body = {"ok": False, "error": body["error"], "meta": {"requestId": "", "timestamp": ""}}
+                body = {
+                    "ok": False,
+                    "error": body["error"],
+                    "meta": {"requestId": "", "timestamp": ""},
+                }
             await JSONResponse(body, status_code=400)(scope, receive, send)
             return
         await self.app(scope, receive, send)

@@ -13,8 +13,14 @@ class ApiError(Exception):
     status = 400
     code = "bad_request"
 
-    def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
-                 details: Any = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        status: int | None = None,
+        details: Any = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         if code:

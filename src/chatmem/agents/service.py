@@ -77,21 +77,31 @@ async def create(db: Database, p: Principal, body: AgentIn) -> dict:
     now = now_ms()
     aid = new_id("agt")
     async with db.write() as c:
-        await c.execute(insert(t.agents).values(id=aid, user_id=p.id, created_at=now,
-                                                updated_at=now, **body.model_dump()))
+        await c.execute(
+            insert(t.agents).values(
+                id=aid, user_id=p.id, created_at=now, updated_at=now, **body.model_dump()
+            )
+        )
         row = await get_owned(c, p, aid)
     return agent_out(row)
 
 
 async def list_(db: Database, p: Principal) -> dict:
     """The caller's agents, the one with the most recent conversation message first."""
-    last = (select(C.agent_id, func.max(C.last_message_at).label("last_message_at"))
-            .where(C.user_id == p.id, C.agent_id.is_not(None)).group_by(C.agent_id).subquery())
-    q = (select(t.agents, last.c.last_message_at)
-         .select_from(t.agents.outerjoin(last, and_(last.c.agent_id == A.id)))
-         .where(A.user_id == p.id)
-         .order_by(func.coalesce(last.c.last_message_at, -1).desc(), A.updated_at.desc(),
-                   A.id.desc()))
+    last = (
+        select(C.agent_id, func.max(C.last_message_at).label("last_message_at"))
+        .where(C.user_id == p.id, C.agent_id.is_not(None))
+        .group_by(C.agent_id)
+        .subquery()
+    )
+    q = (
+        select(t.agents, last.c.last_message_at)
+        .select_from(t.agents.outerjoin(last, and_(last.c.agent_id == A.id)))
+        .where(A.user_id == p.id)
+        .order_by(
+            func.coalesce(last.c.last_message_at, -1).desc(), A.updated_at.desc(), A.id.desc()
+        )
+    )
     async with db.read() as c:
         rows = (await c.execute(q)).all()
     return {"items": [agent_out(r) for r in rows], "next_cursor": None}
@@ -110,8 +120,9 @@ async def patch(db: Database, p: Principal, agent_id: str, body: AgentPatch) -> 
     async with db.write() as c:
         await get_owned(c, p, agent_id)
         if changes:
-            await c.execute(update(t.agents).where(A.id == agent_id)
-                            .values(updated_at=now_ms(), **changes))
+            await c.execute(
+                update(t.agents).where(A.id == agent_id).values(updated_at=now_ms(), **changes)
+            )
         row = await get_owned(c, p, agent_id)
     return agent_out(row)
 
@@ -123,18 +134,25 @@ PREVIEW_CHARS = 500
 async def record_reply(c, agent_id: str, text: str, at: int) -> None:
     """Set the agent's last-assistant-message preview inside the caller's transaction; a turn that
     finishes late never overwrites a newer reply's preview."""
-    await c.execute(update(t.agents).where(
-        A.id == agent_id,
-        or_(A.last_assistant_message_at.is_(None), A.last_assistant_message_at <= at),
-    ).values(last_assistant_message=text[:PREVIEW_CHARS], last_assistant_message_at=at))
+    await c.execute(
+        update(t.agents)
+        .where(
+            A.id == agent_id,
+            or_(A.last_assistant_message_at.is_(None), A.last_assistant_message_at <= at),
+        )
+        .values(last_assistant_message=text[:PREVIEW_CHARS], last_assistant_message_at=at)
+    )
 
 
 async def remove(db: Database, p: Principal, agent_id: str) -> None:
     """Delete an agent with its conversations, messages and memories (seed 000's CASCADE rules)."""
     async with db.write() as c:
         await get_owned(c, p, agent_id)
-        conv_ids = (await c.execute(select(C.id).where(C.agent_id == agent_id,
-                                                       C.user_id == p.id))).scalars().all()
+        conv_ids = (
+            (await c.execute(select(C.id).where(C.agent_id == agent_id, C.user_id == p.id)))
+            .scalars()
+            .all()
+        )
         if conv_ids:  # flat cascade: deep chains would exceed SQLite's trigger depth
             await detach_messages(c, conv_ids)
         await c.execute(delete(t.agents).where(A.id == agent_id))

@@ -46,8 +46,9 @@ async def current_user(request: Request) -> Principal:
 def check_csrf(request: Request, p: Principal) -> None:
     sent = request.headers.get("x-csrf-token", "")
     # bytes: compare_digest raises on non-ASCII str, and header values may be any latin-1
-    if not sent or not hmac.compare_digest(sent.encode("utf-8", "surrogateescape"),
-                                           p.csrf_token.encode()):
+    if not sent or not hmac.compare_digest(
+        sent.encode("utf-8", "surrogateescape"), p.csrf_token.encode()
+    ):
         raise Forbidden("missing or wrong X-CSRF-Token", code="csrf_failed")
 
 

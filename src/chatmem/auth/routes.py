@@ -28,15 +28,31 @@ class MePatch(Input):
 
 def _set_session_cookies(response: Response, rt: Runtime, token: str, csrf: str) -> None:
     max_age = rt.settings.session_ttl_s
-    response.set_cookie(SESSION_COOKIE, token, max_age=max_age, httponly=True, samesite="lax",
-                        secure=rt.settings.cookie_secure, path="/")
-    response.set_cookie(CSRF_COOKIE, csrf, max_age=max_age, httponly=False, samesite="lax",
-                        secure=rt.settings.cookie_secure, path="/")
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=max_age,
+        httponly=True,
+        samesite="lax",
+        secure=rt.settings.cookie_secure,
+        path="/",
+    )
+    response.set_cookie(
+        CSRF_COOKIE,
+        csrf,
+        max_age=max_age,
+        httponly=False,
+        samesite="lax",
+        secure=rt.settings.cookie_secure,
+        path="/",
+    )
 
 
 @router.post("/auth/login")
 async def login(body: LoginIn, response: Response, rt: Runtime = Depends(get_runtime)):
-    token, csrf, user = await service.login(rt.db, body.email, body.password, rt.settings.session_ttl_s)
+    token, csrf, user = await service.login(
+        rt.db, body.email, body.password, rt.settings.session_ttl_s
+    )
     _set_session_cookies(response, rt, token, csrf)
     return {"user": user, "csrf_token": csrf}
 
@@ -76,7 +92,8 @@ async def me(p: Principal = Depends(current_user), rt: Runtime = Depends(get_run
 
 
 @router.patch("/me")
-async def patch_me(body: MePatch, p: Principal = Depends(current_user),
-                   rt: Runtime = Depends(get_runtime)):
+async def patch_me(
+    body: MePatch, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     settings = body.model_dump(exclude_none=True, include={"memory_enabled"})
     return await service.update_profile(rt.db, p, name=body.name, settings=settings)

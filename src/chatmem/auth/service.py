@@ -12,20 +12,39 @@ from ..db.engine import Database
 from ..db.ids import new_id
 from ..errors import BadRequest, Conflict, NotFound, Unauthorized
 from .models import Principal
-from .secrets import (burn_password_check, digest, hash_password, new_api_key, new_session_token,
-                      verify_password)
+from .secrets import (
+    burn_password_check,
+    digest,
+    hash_password,
+    new_api_key,
+    new_session_token,
+    verify_password,
+)
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
 
 
 def _principal(row, via: str = "key", csrf: str = "") -> Principal:
-    return Principal(id=row.id, email=row.email, name=row.name, role=row.role,
-                     settings=dict(row.settings or {}), via=via, csrf_token=csrf)
+    return Principal(
+        id=row.id,
+        email=row.email,
+        name=row.name,
+        role=row.role,
+        settings=dict(row.settings or {}),
+        via=via,
+        csrf_token=csrf,
+    )
 
 
 def user_public(row) -> dict:
-    return {"id": row.id, "email": row.email, "name": row.name, "role": row.role,
-            "settings": dict(row.settings or {}), "created_at": row.created_at}
+    return {
+        "id": row.id,
+        "email": row.email,
+        "name": row.name,
+        "role": row.role,
+        "settings": dict(row.settings or {}),
+        "created_at": row.created_at,
+    }
 
 
 async def count_users(db: Database) -> int:
@@ -33,8 +52,9 @@ async def count_users(db: Database) -> int:
         return (await c.execute(select(func.count()).select_from(t.users))).scalar_one()
 
 
-async def create_user(db: Database, email: str, name: str = "", password: str | None = None,
-                      admin: bool = False) -> tuple[dict, str]:
+async def create_user(
+    db: Database, email: str, name: str = "", password: str | None = None, admin: bool = False
+) -> tuple[dict, str]:
     """Create a user and a first API key; returns (user, key). The key is never stored in clear."""
     email = email.strip().lower()
     if not EMAIL_RE.match(email):
@@ -45,11 +65,18 @@ async def create_user(db: Database, email: str, name: str = "", password: str | 
         exists = (await c.execute(select(t.users.c.id).where(t.users.c.email == email))).first()
         if exists:
             raise Conflict(f"a user with email {email} already exists")
-        await c.execute(insert(t.users).values(
-            id=uid, email=email, name=name or email.split("@")[0],
-            password_hash=hash_password(password) if password else "",
-            role="admin" if admin else "user", settings={"memory_enabled": True},
-            created_at=now, updated_at=now))
+        await c.execute(
+            insert(t.users).values(
+                id=uid,
+                email=email,
+                name=name or email.split("@")[0],
+                password_hash=hash_password(password) if password else "",
+                role="admin" if admin else "user",
+                settings={"memory_enabled": True},
+                created_at=now,
+                updated_at=now,
+            )
+        )
         key = await _insert_key(c, uid, "default")
         row = (await c.execute(select(t.users).where(t.users.c.id == uid))).one()
     return user_public(row), key
@@ -57,9 +84,16 @@ async def create_user(db: Database, email: str, name: str = "", password: str | 
 
 async def _insert_key(c, user_id: str, name: str) -> str:
     key = new_api_key()
-    await c.execute(insert(t.api_keys).values(
-        id=new_id("key"), user_id=user_id, name=name, prefix=key[:10], key_hash=digest(key),
-        created_at=now_ms()))
+    await c.execute(
+        insert(t.api_keys).values(
+            id=new_id("key"),
+            user_id=user_id,
+            name=name,
+            prefix=key[:10],
+            key_hash=digest(key),
+            created_at=now_ms(),
+        )
+    )
     return key
 
 
@@ -71,8 +105,9 @@ async def list_users(db: Database) -> list[dict]:
 
 async def find_user(db: Database, email_or_id: str):
     async with db.read() as c:
-        q = select(t.users).where((t.users.c.email == email_or_id.strip().lower())
-                                  | (t.users.c.id == email_or_id))
+        q = select(t.users).where(
+            (t.users.c.email == email_or_id.strip().lower()) | (t.users.c.id == email_or_id)
+        )
         row = (await c.execute(q)).first()
     if row is None:
         raise NotFound(f"no user {email_or_id!r}")
@@ -82,22 +117,39 @@ async def find_user(db: Database, email_or_id: str):
 async def create_key(db: Database, user_id: str, name: str = "") -> tuple[str, str]:
     async with db.write() as c:
         key = await _insert_key(c, user_id, name)
-        kid = (await c.execute(select(t.api_keys.c.id).where(t.api_keys.c.key_hash == digest(key)))).scalar_one()
+        kid = (
+            await c.execute(select(t.api_keys.c.id).where(t.api_keys.c.key_hash == digest(key)))
+        ).scalar_one()
     return kid, key
 
 
 async def list_keys(db: Database, user_id: str) -> list[dict]:
     async with db.read() as c:
-        rows = (await c.execute(select(t.api_keys).where(t.api_keys.c.user_id == user_id)
-                                .order_by(t.api_keys.c.created_at))).all()
-    return [{"id": r.id, "name": r.name, "prefix": r.prefix, "created_at": r.created_at,
-             "last_used_at": r.last_used_at, "revoked_at": r.revoked_at} for r in rows]
+        rows = (
+            await c.execute(
+                select(t.api_keys)
+                .where(t.api_keys.c.user_id == user_id)
+                .order_by(t.api_keys.c.created_at)
+            )
+        ).all()
+    return [
+        {
+            "id": r.id,
+            "name": r.name,
+            "prefix": r.prefix,
+            "created_at": r.created_at,
+            "last_used_at": r.last_used_at,
+            "revoked_at": r.revoked_at,
+        }
+        for r in rows
+    ]
 
 
 async def revoke_key(db: Database, key_id_or_prefix: str, user_id: str | None = None) -> int:
     q = update(t.api_keys).where(
         (t.api_keys.c.id == key_id_or_prefix) | (t.api_keys.c.prefix == key_id_or_prefix),
-        t.api_keys.c.revoked_at.is_(None))
+        t.api_keys.c.revoked_at.is_(None),
+    )
     if user_id:
         q = q.where(t.api_keys.c.user_id == user_id)
     async with db.write() as c:
@@ -112,11 +164,13 @@ KEY_TOUCH_MS = 60_000
 async def principal_for_key(db: Database, key: str) -> Principal:
     K = t.api_keys.c
     async with db.read() as c:
-        row = (await c.execute(
-            select(t.users, K.id.label("key_id"), K.last_used_at)
-            .join(t.api_keys, K.user_id == t.users.c.id)
-            .where(K.key_hash == digest(key), K.revoked_at.is_(None),
-                   t.users.c.disabled == 0))).first()
+        row = (
+            await c.execute(
+                select(t.users, K.id.label("key_id"), K.last_used_at)
+                .join(t.api_keys, K.user_id == t.users.c.id)
+                .where(K.key_hash == digest(key), K.revoked_at.is_(None), t.users.c.disabled == 0)
+            )
+        ).first()
     if row is None:
         raise Unauthorized("invalid or revoked API key")
     now = now_ms()
@@ -128,11 +182,18 @@ async def principal_for_key(db: Database, key: str) -> Principal:
 
 async def principal_for_session(db: Database, token: str) -> Principal:
     async with db.read() as c:
-        row = (await c.execute(
-            select(t.users, t.web_sessions.c.csrf_token)
-            .join(t.web_sessions, t.web_sessions.c.user_id == t.users.c.id)
-            .where(t.web_sessions.c.id == digest(token), t.web_sessions.c.expires_at > now_ms(),
-                   t.web_sessions.c.csrf_token != "", t.users.c.disabled == 0))).first()
+        row = (
+            await c.execute(
+                select(t.users, t.web_sessions.c.csrf_token)
+                .join(t.web_sessions, t.web_sessions.c.user_id == t.users.c.id)
+                .where(
+                    t.web_sessions.c.id == digest(token),
+                    t.web_sessions.c.expires_at > now_ms(),
+                    t.web_sessions.c.csrf_token != "",
+                    t.users.c.disabled == 0,
+                )
+            )
+        ).first()
     if row is None:
         raise Unauthorized("session expired; log in again")
     return _principal(row, "session", row.csrf_token)
@@ -141,8 +202,13 @@ async def principal_for_session(db: Database, token: str) -> Principal:
 async def login(db: Database, email: str, password: str, ttl_s: int) -> tuple[str, str, dict]:
     """Check a password; returns (session token, csrf token, user)."""
     async with db.read() as c:
-        row = (await c.execute(select(t.users).where(t.users.c.email == email.strip().lower(),
-                                                     t.users.c.disabled == 0))).first()
+        row = (
+            await c.execute(
+                select(t.users).where(
+                    t.users.c.email == email.strip().lower(), t.users.c.disabled == 0
+                )
+            )
+        ).first()
     if row is None or not row.password_hash:
         burn_password_check(password)  # same cost whether or not the account exists
         raise Unauthorized("wrong email or password")
@@ -157,9 +223,15 @@ async def _new_session(c, user_id: str, ttl_s: int) -> tuple[str, str]:
     token, csrf = new_session_token(), new_session_token()
     now = now_ms()
     await c.execute(delete(t.web_sessions).where(t.web_sessions.c.expires_at <= now))
-    await c.execute(insert(t.web_sessions).values(
-        id=digest(token), user_id=user_id, csrf_token=csrf, created_at=now,
-        expires_at=now + ttl_s * 1000))
+    await c.execute(
+        insert(t.web_sessions).values(
+            id=digest(token),
+            user_id=user_id,
+            csrf_token=csrf,
+            created_at=now,
+            expires_at=now + ttl_s * 1000,
+        )
+    )
     return token, csrf
 
 
@@ -168,9 +240,15 @@ async def create_login_token(db: Database, user_id: str, ttl_s: int) -> str:
     token = new_session_token()
     now = now_ms()
     async with db.write() as c:
-        await c.execute(insert(t.web_sessions).values(
-            id=digest(token), user_id=user_id, csrf_token="", created_at=now,
-            expires_at=now + ttl_s * 1000))
+        await c.execute(
+            insert(t.web_sessions).values(
+                id=digest(token),
+                user_id=user_id,
+                csrf_token="",
+                created_at=now,
+                expires_at=now + ttl_s * 1000,
+            )
+        )
     return token
 
 
@@ -178,8 +256,13 @@ async def redeem_login_token(db: Database, token: str, ttl_s: int) -> tuple[str,
     """Exchange a one-time login token for a session (the token stops working)."""
     W = t.web_sessions.c
     async with db.write() as c:
-        row = (await c.execute(select(W.user_id).where(W.id == digest(token), W.csrf_token == "",
-                                                       W.expires_at > now_ms()))).first()
+        row = (
+            await c.execute(
+                select(W.user_id).where(
+                    W.id == digest(token), W.csrf_token == "", W.expires_at > now_ms()
+                )
+            )
+        ).first()
         if row is None:
             raise Unauthorized("this login link is invalid, used or expired")
         await c.execute(delete(t.web_sessions).where(W.id == digest(token)))
@@ -191,8 +274,9 @@ async def logout(db: Database, token: str) -> None:
         await c.execute(delete(t.web_sessions).where(t.web_sessions.c.id == digest(token)))
 
 
-async def update_profile(db: Database, p: Principal, *, name: str | None = None,
-                         settings: dict | None = None) -> dict:
+async def update_profile(
+    db: Database, p: Principal, *, name: str | None = None, settings: dict | None = None
+) -> dict:
     """Change the caller's display name and/or merge keys into their settings."""
     async with db.write() as c:
         row = (await c.execute(select(t.users).where(t.users.c.id == p.id))).one()
@@ -208,5 +292,8 @@ async def update_profile(db: Database, p: Principal, *, name: str | None = None,
 
 async def set_password(db: Database, user_id: str, password: str) -> None:
     async with db.write() as c:
-        await c.execute(update(t.users).where(t.users.c.id == user_id)
-                        .values(password_hash=hash_password(password), updated_at=now_ms()))
+        await c.execute(
+            update(t.users)
+            .where(t.users.c.id == user_id)
+            .values(password_hash=hash_password(password), updated_at=now_ms())
+        )

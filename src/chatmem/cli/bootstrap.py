@@ -22,7 +22,9 @@ async def first_start(s: Settings) -> None:
         token = await service.create_login_token(db, user["id"], ttl_s=24 * 3600)
     finally:
         await db.dispose()
-    base = s.public_url or f"http://{'127.0.0.1' if s.host in ('0.0.0.0', '::') else s.host}:{s.port}"
+    base = (
+        s.public_url or f"http://{'127.0.0.1' if s.host in ('0.0.0.0', '::') else s.host}:{s.port}"
+    )
     # plain print: Rich would wrap the long link and key across lines
     print(f"First start: created the admin user {ADMIN_EMAIL}.", flush=True)
     print(f"  Log in to the web UI (one-time link): {base}/api/auth/magic?token={token}")

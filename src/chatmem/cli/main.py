@@ -18,7 +18,9 @@ from ..config import get_settings
 from ..db.engine import Database
 from ..db.migrate import upgrade
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="chatmem: a chat backend for LLM products.")
+app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="chatmem: a chat backend for LLM products."
+)
 users_app = typer.Typer(no_args_is_help=True, help="Manage users.")
 keys_app = typer.Typer(no_args_is_help=True, help="Manage API keys.")
 app.add_typer(users_app, name="users")
@@ -65,9 +67,13 @@ def migrate() -> None:
 
 @app.command()
 def serve(
-    host: Optional[str] = typer.Option(None, help="Interface to bind (default CHATMEM_HOST or 127.0.0.1)."),
+    host: Optional[str] = typer.Option(
+        None, help="Interface to bind (default CHATMEM_HOST or 127.0.0.1)."
+    ),
     port: Optional[int] = typer.Option(None, help="Port (default CHATMEM_PORT or 8000)."),
-    no_worker: bool = typer.Option(False, "--no-worker", help="Do not run the job worker in this process."),
+    no_worker: bool = typer.Option(
+        False, "--no-worker", help="Do not run the job worker in this process."
+    ),
 ) -> None:
     """Migrate, then serve the API and the web UI (plus the job worker unless --no-worker)."""
     import uvicorn
@@ -81,7 +87,9 @@ def serve(
     s = get_settings(**overrides)
     upgrade(s.database_url)
     _run(first_start(s))
-    uvicorn.run(create_app(s), host=s.host, port=s.port, log_level="info", timeout_graceful_shutdown=5)
+    uvicorn.run(
+        create_app(s), host=s.host, port=s.port, log_level="info", timeout_graceful_shutdown=5
+    )
 
 
 @app.command()

@@ -54,9 +54,11 @@ class ChatTurn:
 
     @property
     def headers(self) -> dict[str, str]:
-        return {"x-conversation-id": self.conversation_id,
-                "x-user-message-id": self.user_message_id,
-                "x-assistant-message-id": self.assistant_message_id}
+        return {
+            "x-conversation-id": self.conversation_id,
+            "x-user-message-id": self.user_message_id,
+            "x-assistant-message-id": self.assistant_message_id,
+        }
 
 
 def new_turn_text(body: InboxChatRequest) -> str:
@@ -64,11 +66,17 @@ def new_turn_text(body: InboxChatRequest) -> str:
     with an assistant message would re-ask an old question)."""
     last = body.messages[-1]
     if last.role != "user" or not last.text.strip():
-        raise BadRequest("The last message must be a user message with text",
-                         code="validation_error",
-                         details=[{"path": ["messages", len(body.messages) - 1],
-                                   "message": "a user message with text is required",
-                                   "type": "missing_user_message"}])
+        raise BadRequest(
+            "The last message must be a user message with text",
+            code="validation_error",
+            details=[
+                {
+                    "path": ["messages", len(body.messages) - 1],
+                    "message": "a user message with text is required",
+                    "type": "missing_user_message",
+                }
+            ],
+        )
     return last.text
 
 
@@ -85,9 +93,11 @@ async def start(rt, p: Principal, body: InboxChatRequest) -> ChatTurn:
     """Validate, start the turn, and read its log up to the first text (or its end)."""
     agent_id = body.conversation.id
     if agent_id is None:
-        raise BadRequest("conversation.id (the agent id) is required", code="validation_error",
-                         details=[{"path": ["conversation", "id"], "message": "Required",
-                                   "type": "missing"}])
+        raise BadRequest(
+            "conversation.id (the agent id) is required",
+            code="validation_error",
+            details=[{"path": ["conversation", "id"], "message": "Required", "type": "missing"}],
+        )
     text = new_turn_text(body)
     blocks = [{"kind": "text", "text": text}]
     check_size(blocks, rt.settings.max_message_bytes)
@@ -103,9 +113,14 @@ async def start(rt, p: Principal, body: InboxChatRequest) -> ChatTurn:
             break
     if first and first[-1]["type"] == "error":
         await events.aclose()
-        raise ChatStreamFailed(STREAM_FAILED, details={
-            "conversationId": conv.id, "messageId": ids.assistant_message_id,
-            "reason": first[-1]["data"].get("code")})
+        raise ChatStreamFailed(
+            STREAM_FAILED,
+            details={
+                "conversationId": conv.id,
+                "messageId": ids.assistant_message_id,
+                "reason": first[-1]["data"].get("code"),
+            },
+        )
     return ChatTurn(agent_id, conv.id, ids.user_message_id, ids.assistant_message_id, first, events)
 
 

@@ -22,8 +22,17 @@ MessageStatus = Literal["completed", "failed"]
 MemoryStatus = Literal["active", "disabled", "deleted"]
 Rating = Literal["positive", "negative"]
 FeedbackReason = Literal[
-    "good_tone", "helpful", "warm", "remembered_context", "bad_tone", "too_long", "too_cold",
-    "too_pushy", "wrong_memory", "unsafe", "other",
+    "good_tone",
+    "helpful",
+    "warm",
+    "remembered_context",
+    "bad_tone",
+    "too_long",
+    "too_cold",
+    "too_pushy",
+    "wrong_memory",
+    "unsafe",
+    "other",
 ]
 FEEDBACK_REASONS: tuple[str, ...] = FeedbackReason.__args__  # type: ignore[attr-defined]
 
@@ -166,10 +175,13 @@ ZodInt = Annotated[int, BeforeValidator(_zod_int)]
 
 
 class UpdateAgentMemoryRequest(ZodIn):
-    type: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
-                                           max_length=80)] | None = None
-    content: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
-                                              max_length=2000)] | None = None
+    type: (
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)] | None
+    ) = None
+    content: (
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+        | None
+    ) = None
     importance: Annotated[ZodInt, Field(ge=1, le=5)] | None = None
     status: Literal["active", "disabled"] | None = None
 

@@ -31,9 +31,17 @@ from ..errors import ApiError
 log = logging.getLogger(__name__)
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
-_HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-               405: "method_not_allowed", 409: "conflict", 413: "payload_too_large",
-               422: "validation_error", 429: "too_many_requests"}
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    422: "validation_error",
+    429: "too_many_requests",
+}
 
 
 def request_id(request: Request) -> str:
@@ -59,13 +67,21 @@ def _dump(data: Any) -> Any:
 
 def ok(request: Request, data: Any, status: int = 200) -> JSONResponse:
     """A success envelope around ``data`` (a contract model or plain JSON)."""
-    return JSONResponse({"ok": True, "data": _dump(data), "meta": meta(request)},
-                        status_code=status, headers={"x-request-id": request_id(request)})
+    return JSONResponse(
+        {"ok": True, "data": _dump(data), "meta": meta(request)},
+        status_code=status,
+        headers={"x-request-id": request_id(request)},
+    )
 
 
-def fail(request: Request, status: int, code: str, message: str, details: Any = None) -> JSONResponse:
-    body = {"ok": False, "error": {"code": code, "message": message, "details": details},
-            "meta": meta(request)}
+def fail(
+    request: Request, status: int, code: str, message: str, details: Any = None
+) -> JSONResponse:
+    body = {
+        "ok": False,
+        "error": {"code": code, "message": message, "details": details},
+        "meta": meta(request),
+    }
     return JSONResponse(body, status_code=status, headers={"x-request-id": request_id(request)})
 
 

@@ -25,12 +25,23 @@ from ..auth.models import Principal
 from ..db.engine import Database
 from ..memory import service as memory_service
 from . import store
-from .contracts import AgentMemory, AgentMemoryList, SourceMessage, SuccessResult, \
-    UpdateAgentMemoryRequest
+from .contracts import (
+    AgentMemory,
+    AgentMemoryList,
+    SourceMessage,
+    SuccessResult,
+    UpdateAgentMemoryRequest,
+)
 
 LIST_LIMIT = 100
-STATUS_OUT = {"ACTIVE": "active", "QUERY_DEPENDENT": "active", "DISABLED": "disabled",
-              "UNKNOWN_CURRENT": "disabled", "DELETED": "deleted", "STALE": "disabled"}
+STATUS_OUT = {
+    "ACTIVE": "active",
+    "QUERY_DEPENDENT": "active",
+    "DISABLED": "disabled",
+    "UNKNOWN_CURRENT": "disabled",
+    "DELETED": "deleted",
+    "STALE": "disabled",
+}
 LISTED = ["ACTIVE", "QUERY_DEPENDENT", "DISABLED", "UNKNOWN_CURRENT"]
 STATUS_IN = {"active": "ACTIVE", "disabled": "DISABLED"}
 DEFAULT_TYPE = "重要事实"
@@ -50,14 +61,24 @@ def memory_out(m: dict) -> AgentMemory:
     src = next((s for s in m.get("source_messages", []) if s["id"] == sid), None)
     source = None
     if src is not None and src["role"] in ("user", "assistant"):
-        source = SourceMessage(id=src["id"], role=src["role"],
-                               content=src.get("text", src.get("excerpt", "")),
-                               createdAtMs=src["created_at"])
+        source = SourceMessage(
+            id=src["id"],
+            role=src["role"],
+            content=src.get("text", src.get("excerpt", "")),
+            createdAtMs=src["created_at"],
+        )
     return AgentMemory(
-        id=m["id"], agentId=m["agent_id"], type=(m["memory_type"] or DEFAULT_TYPE)[:80],
-        content=m["memory_text"][:CONTENT_MAX], importance=min(5, max(1, int(m["importance"]))),
-        status=STATUS_OUT[m["status"]], sourceMessageId=sid, sourceMessage=source,
-        createdAtMs=m["created_at"], updatedAtMs=m["updated_at"])
+        id=m["id"],
+        agentId=m["agent_id"],
+        type=(m["memory_type"] or DEFAULT_TYPE)[:80],
+        content=m["memory_text"][:CONTENT_MAX],
+        importance=min(5, max(1, int(m["importance"]))),
+        status=STATUS_OUT[m["status"]],
+        sourceMessageId=sid,
+        sourceMessage=source,
+        createdAtMs=m["created_at"],
+        updatedAtMs=m["updated_at"],
+    )
 
 
 async def _check_agent(db: Database, p: Principal, agent_id: str) -> None:
@@ -68,13 +89,15 @@ async def _check_agent(db: Database, p: Principal, agent_id: str) -> None:
 async def list_memories(db: Database, p: Principal, agent_id: str) -> AgentMemoryList:
     """GET /rpc/agent/my/{agentId}/memories: listed statuses, newest update first, at most 100."""
     await _check_agent(db, p, agent_id)
-    page = await memory_service.list_memories(db, p, status=LISTED, agent_id=agent_id,
-                                              limit=LIST_LIMIT, full_source_text=True)
+    page = await memory_service.list_memories(
+        db, p, status=LISTED, agent_id=agent_id, limit=LIST_LIMIT, full_source_text=True
+    )
     return AgentMemoryList(items=[memory_out(m) for m in page["items"] if m["memory_text"]])
 
 
-async def update_memory(db: Database, p: Principal, agent_id: str, memory_id: str,
-                        body: UpdateAgentMemoryRequest) -> AgentMemory:
+async def update_memory(
+    db: Database, p: Principal, agent_id: str, memory_id: str, body: UpdateAgentMemoryRequest
+) -> AgentMemory:
     """PATCH …/memories/{memoryId}: type, content, importance, active ↔ disabled (audited)."""
     await _check_agent(db, p, agent_id)
     current = await memory_service.get_memory(db, p, memory_id, agent_id=agent_id)  # 404: deleted
@@ -87,8 +110,9 @@ async def update_memory(db: Database, p: Principal, agent_id: str, memory_id: st
         changes["importance"] = body.importance
     if body.status is not None and STATUS_OUT[current["status"]] != body.status:
         changes["status"] = STATUS_IN[body.status]
-    out = await memory_service.update_memory(db, p, memory_id, changes, agent_id=agent_id,
-                                             full_source_text=True)
+    out = await memory_service.update_memory(
+        db, p, memory_id, changes, agent_id=agent_id, full_source_text=True
+    )
     return memory_out(out)
 
 

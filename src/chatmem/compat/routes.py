@@ -13,9 +13,19 @@ from ..auth.deps import current_user, get_runtime
 from ..auth.models import Principal
 from ..runtime import Runtime
 from . import chat, envelope, memories, service
-from .contracts import (AgentConversationMessagesPage, AgentConversationResponse, AgentMemory,
-                        AgentMemoryList, Failure, InboxChatRequest, MessageFeedbackRequest,
-                        MessageFeedbackResponse, Success, SuccessResult, UpdateAgentMemoryRequest)
+from .contracts import (
+    AgentConversationMessagesPage,
+    AgentConversationResponse,
+    AgentMemory,
+    AgentMemoryList,
+    Failure,
+    InboxChatRequest,
+    MessageFeedbackRequest,
+    MessageFeedbackResponse,
+    Success,
+    SuccessResult,
+    UpdateAgentMemoryRequest,
+)
 
 router = APIRouter(prefix="/rpc", tags=["seed-000"], route_class=envelope.EnvelopeRoute)
 
@@ -33,51 +43,85 @@ def documented(model=None) -> dict:
 
 
 @router.post("/chat/inbox", responses={**FAILURES, 200: {"content": {"text/plain": {}}}})
-async def inbox_chat(body: InboxChatRequest, request: Request,
-                     p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+async def inbox_chat(
+    body: InboxChatRequest,
+    request: Request,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     turn = await chat.start(rt, p, body)
-    return StreamingResponse(chat.reply_text(turn), media_type="text/plain; charset=utf-8",
-                             headers={**STREAM_HEADERS, **turn.headers,
-                                      "x-request-id": envelope.request_id(request)})
+    return StreamingResponse(
+        chat.reply_text(turn),
+        media_type="text/plain; charset=utf-8",
+        headers={**STREAM_HEADERS, **turn.headers, "x-request-id": envelope.request_id(request)},
+    )
 
 
 @router.get("/chat/inbox/{agentId}/conversation", **documented(AgentConversationResponse))
-async def inbox_conversation(agentId: str, request: Request, p: Principal = Depends(current_user),
-                             rt: Runtime = Depends(get_runtime)):
+async def inbox_conversation(
+    agentId: str,
+    request: Request,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return envelope.ok(request, await service.conversation(rt.db, p, agentId))
 
 
 @router.get("/chat/inbox/{agentId}/messages", **documented(AgentConversationMessagesPage))
-async def inbox_messages(agentId: str, request: Request, cursor: str | None = None,
-                         p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+async def inbox_messages(
+    agentId: str,
+    request: Request,
+    cursor: str | None = None,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return envelope.ok(request, await service.messages(rt.db, p, agentId, cursor))
 
 
-@router.post("/chat/inbox/{agentId}/messages/{messageId}/feedback",
-             **documented(MessageFeedbackResponse))
-async def inbox_feedback(agentId: str, messageId: str, body: MessageFeedbackRequest,
-                         request: Request, p: Principal = Depends(current_user),
-                         rt: Runtime = Depends(get_runtime)):
+@router.post(
+    "/chat/inbox/{agentId}/messages/{messageId}/feedback", **documented(MessageFeedbackResponse)
+)
+async def inbox_feedback(
+    agentId: str,
+    messageId: str,
+    body: MessageFeedbackRequest,
+    request: Request,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return envelope.ok(request, await service.give_feedback(rt.db, p, agentId, messageId, body))
 
 
 @router.get("/agent/my/{agentId}/memories", **documented(AgentMemoryList))
-async def agent_memories(agentId: str, request: Request, p: Principal = Depends(current_user),
-                         rt: Runtime = Depends(get_runtime)):
+async def agent_memories(
+    agentId: str,
+    request: Request,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return envelope.ok(request, await memories.list_memories(rt.db, p, agentId))
 
 
 @router.patch("/agent/my/{agentId}/memories/{memoryId}", **documented(AgentMemory))
-async def agent_memory_update(agentId: str, memoryId: str, body: UpdateAgentMemoryRequest,
-                              request: Request, p: Principal = Depends(current_user),
-                              rt: Runtime = Depends(get_runtime)):
+async def agent_memory_update(
+    agentId: str,
+    memoryId: str,
+    body: UpdateAgentMemoryRequest,
+    request: Request,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return envelope.ok(request, await memories.update_memory(rt.db, p, agentId, memoryId, body))
 
 
 @router.delete("/agent/my/{agentId}/memories/{memoryId}", **documented(SuccessResult))
-async def agent_memory_delete(agentId: str, memoryId: str, request: Request,
-                              p: Principal = Depends(current_user),
-                              rt: Runtime = Depends(get_runtime)):
+async def agent_memory_delete(
+    agentId: str,
+    memoryId: str,
+    request: Request,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return envelope.ok(request, await memories.delete_memory(rt.db, p, agentId, memoryId))
 
 
@@ -86,8 +130,11 @@ ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 def _path_exists(request: Request) -> bool:
     path = request.url.path
-    return any(r.endpoint is not rpc_not_found and r.path_regex.match(path)
-               for r in router.routes if isinstance(r, APIRoute))
+    return any(
+        r.endpoint is not rpc_not_found and r.path_regex.match(path)
+        for r in router.routes
+        if isinstance(r, APIRoute)
+    )
 
 
 async def rpc_not_found(request: Request):

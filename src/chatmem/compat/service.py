@@ -18,9 +18,15 @@ from ..errors import BadRequest
 from ..feedback import store as feedback_store
 from . import cursor as cur
 from . import store
-from .contracts import (FEEDBACK_REASONS, AgentConversationMessage, AgentConversationMessagesPage,
-                        AgentConversationResponse, MessageFeedback, MessageFeedbackRequest,
-                        MessageFeedbackResponse)
+from .contracts import (
+    FEEDBACK_REASONS,
+    AgentConversationMessage,
+    AgentConversationMessagesPage,
+    AgentConversationResponse,
+    MessageFeedback,
+    MessageFeedbackRequest,
+    MessageFeedbackResponse,
+)
 
 STATUS_OUT = {"complete": "completed", "error": "failed"}
 RATING_IN = {"positive": "like", "negative": "dislike"}
@@ -32,15 +38,25 @@ def feedback_out(row) -> MessageFeedback | None:
         return None
     reasons = row.reasons or []
     reason = next((r for r in reasons if r in FEEDBACK_REASONS), "other" if reasons else None)
-    return MessageFeedback(rating=RATING_OUT[row.rating], reason=reason, note=row.comment or None,
-                           updatedAtMs=row.updated_at)
+    return MessageFeedback(
+        rating=RATING_OUT[row.rating],
+        reason=reason,
+        note=row.comment or None,
+        updatedAtMs=row.updated_at,
+    )
 
 
 def message_out(row, agent_id: str, feedback=None) -> AgentConversationMessage:
     return AgentConversationMessage(
-        id=row.id, conversationId=row.conversation_id, agentId=agent_id, role=row.role,
-        content=blk.visible_text(row.blocks), status=STATUS_OUT[row.status],
-        createdAtMs=row.created_at, feedback=feedback_out(feedback))
+        id=row.id,
+        conversationId=row.conversation_id,
+        agentId=agent_id,
+        role=row.role,
+        content=blk.visible_text(row.blocks),
+        status=STATUS_OUT[row.status],
+        createdAtMs=row.created_at,
+        feedback=feedback_out(feedback),
+    )
 
 
 def parse_cursor(raw: str | None) -> cur.Cursor | None:
@@ -86,13 +102,20 @@ async def conversation(db: Database, p: Principal, agent_id: str) -> AgentConver
         conv = await store.agent_conversation(c, p.id, agent_id, conv.id)
         messages, nxt = await _page(c, p.id, conv, None)
     return AgentConversationResponse(
-        conversationId=conv.id, agentId=agent.id, title=conv.title, summary=conv.summary,
-        messageCount=conv.message_count, openingMessage=agent.opening_message,
-        messages=messages, nextCursor=nxt)
+        conversationId=conv.id,
+        agentId=agent.id,
+        title=conv.title,
+        summary=conv.summary,
+        messageCount=conv.message_count,
+        openingMessage=agent.opening_message,
+        messages=messages,
+        nextCursor=nxt,
+    )
 
 
-async def messages(db: Database, p: Principal, agent_id: str,
-                   cursor: str | None) -> AgentConversationMessagesPage:
+async def messages(
+    db: Database, p: Principal, agent_id: str, cursor: str | None
+) -> AgentConversationMessagesPage:
     """GET /rpc/chat/inbox/{agentId}/messages?cursor=: the page strictly older than ``cursor``."""
     parsed = parse_cursor(cursor)
     _agent, conv = await get_or_create_default(db, p, agent_id)
@@ -101,13 +124,20 @@ async def messages(db: Database, p: Principal, agent_id: str,
     return AgentConversationMessagesPage(messages=items, nextCursor=nxt)
 
 
-async def give_feedback(db: Database, p: Principal, agent_id: str, message_id: str,
-                        body: MessageFeedbackRequest) -> MessageFeedbackResponse:
+async def give_feedback(
+    db: Database, p: Principal, agent_id: str, message_id: str, body: MessageFeedbackRequest
+) -> MessageFeedbackResponse:
     """Upsert the caller's rating of one of their completed assistant messages of this agent."""
     async with db.write() as c:
         await store.owned_agent(c, p.id, agent_id)
         conv, msg = await store.feedback_target(c, p.id, agent_id, message_id)
         row = await feedback_store.upsert_rating(
-            c, p.id, conv, msg, rating=RATING_IN[body.rating],
-            reasons=[body.reason] if body.reason else [], comment=body.note or "")
+            c,
+            p.id,
+            conv,
+            msg,
+            rating=RATING_IN[body.rating],
+            reasons=[body.reason] if body.reason else [],
+            comment=body.note or "",
+        )
     return MessageFeedbackResponse(messageId=msg.id, feedback=feedback_out(row))

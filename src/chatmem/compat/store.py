@@ -43,16 +43,21 @@ async def owned_agent(c: AsyncConnection, user_id: str, agent_id: str):
 
 
 async def default_conversation(c: AsyncConnection, user_id: str, agent_id: str):
-    q = select(t.conversations).where(C.user_id == user_id, C.agent_id == agent_id,
-                                      C.is_agent_default == 1)
+    q = select(t.conversations).where(
+        C.user_id == user_id, C.agent_id == agent_id, C.is_agent_default == 1
+    )
     return (await c.execute(q)).first()
 
 
 def _insert_ignoring_default_conflict(c: AsyncConnection, values: dict):
     dialect = postgresql if c.dialect.name == "postgresql" else sqlite
-    return (dialect.insert(t.conversations).values(**values)
-            .on_conflict_do_nothing(index_elements=["user_id", "agent_id"],
-                                    index_where=C.is_agent_default == 1))
+    return (
+        dialect.insert(t.conversations)
+        .values(**values)
+        .on_conflict_do_nothing(
+            index_elements=["user_id", "agent_id"], index_where=C.is_agent_default == 1
+        )
+    )
 
 
 async def ensure_default_conversation(c: AsyncConnection, user_id: str, agent):
@@ -62,8 +67,15 @@ async def ensure_default_conversation(c: AsyncConnection, user_id: str, agent):
     other insert does nothing (PostgreSQL waits for the winner's commit); both then read it back.
     """
     now = now_ms()
-    values = dict(id=new_id("c"), user_id=user_id, agent_id=agent.id, title=agent.name,
-                  is_agent_default=1, created_at=now, updated_at=now)
+    values = dict(
+        id=new_id("c"),
+        user_id=user_id,
+        agent_id=agent.id,
+        title=agent.name,
+        is_agent_default=1,
+        created_at=now,
+        updated_at=now,
+    )
     await c.execute(_insert_ignoring_default_conflict(c, values))
     row = await default_conversation(c, user_id, agent.id)
     assert row is not None  # the insert or the conflicting row is visible now
@@ -72,8 +84,7 @@ async def ensure_default_conversation(c: AsyncConnection, user_id: str, agent):
 
 async def agent_conversation(c: AsyncConnection, user_id: str, agent_id: str, conv_id: str):
     """One of the caller's conversations with this agent (default or not), else NotFound."""
-    q = select(t.conversations).where(C.id == conv_id, C.user_id == user_id,
-                                      C.agent_id == agent_id)
+    q = select(t.conversations).where(C.id == conv_id, C.user_id == user_id, C.agent_id == agent_id)
     row = (await c.execute(q)).first()
     if row is None:
         raise NotFound("Conversation is not available", code="conversation_not_available")
@@ -85,21 +96,26 @@ async def cursor_depth(c: AsyncConnection, conv_id: str, mid: str) -> int | None
     return (await c.execute(q)).scalar()
 
 
-async def history_page(c: AsyncConnection, conv_id: str, cursor: Cursor | None,
-                       limit: int = PAGE_SIZE) -> tuple[list, object | None]:
+async def history_page(
+    c: AsyncConnection, conv_id: str, cursor: Cursor | None, limit: int = PAGE_SIZE
+) -> tuple[list, object | None]:
     """Up to ``limit`` listed messages older than ``cursor`` in (created_at, depth, id) order,
     oldest → newest, plus the next older row (or None) so the caller can tell whether more exist
     and whether the boundary millisecond is shared. Messages still streaming are not listed."""
-    q = select(t.messages).where(M.conversation_id == conv_id, M.status != "streaming",
-                                 M.role.in_(LISTED_ROLES))
+    q = select(t.messages).where(
+        M.conversation_id == conv_id, M.status != "streaming", M.role.in_(LISTED_ROLES)
+    )
     if cursor is not None:
         if cursor.id is None:
             q = q.where(M.created_at < cursor.ms)
         else:
-            q = q.where(or_(
-                M.created_at < cursor.ms,
-                and_(M.created_at == cursor.ms, M.depth < cursor.depth),
-                and_(M.created_at == cursor.ms, M.depth == cursor.depth, M.id < cursor.id)))
+            q = q.where(
+                or_(
+                    M.created_at < cursor.ms,
+                    and_(M.created_at == cursor.ms, M.depth < cursor.depth),
+                    and_(M.created_at == cursor.ms, M.depth == cursor.depth, M.id < cursor.id),
+                )
+            )
     q = q.order_by(M.created_at.desc(), M.depth.desc(), M.id.desc()).limit(limit + 1)
     rows = (await c.execute(q)).all()
     older = rows[limit] if len(rows) > limit else None
@@ -108,7 +124,9 @@ async def history_page(c: AsyncConnection, conv_id: str, cursor: Cursor | None,
     return page, older
 
 
-async def feedback_for(c: AsyncConnection, user_id: str, message_ids: list[str]) -> dict[str, object]:
+async def feedback_for(
+    c: AsyncConnection, user_id: str, message_ids: list[str]
+) -> dict[str, object]:
     if not message_ids:
         return {}
     q = select(t.message_feedback).where(F.user_id == user_id, F.message_id.in_(message_ids))
@@ -118,10 +136,18 @@ async def feedback_for(c: AsyncConnection, user_id: str, message_ids: list[str])
 async def feedback_target(c: AsyncConnection, user_id: str, agent_id: str, message_id: str):
     """(conversation, message): the caller's completed assistant message of this agent, else
     NotFound."""
-    q = (select(t.messages)
-         .select_from(t.messages.join(t.conversations, C.id == M.conversation_id))
-         .where(M.id == message_id, M.agent_id == agent_id, M.role == "assistant",
-                M.status == "complete", C.user_id == user_id, C.agent_id == agent_id))
+    q = (
+        select(t.messages)
+        .select_from(t.messages.join(t.conversations, C.id == M.conversation_id))
+        .where(
+            M.id == message_id,
+            M.agent_id == agent_id,
+            M.role == "assistant",
+            M.status == "complete",
+            C.user_id == user_id,
+            C.agent_id == agent_id,
+        )
+    )
     msg = (await c.execute(q)).first()
     if msg is None:
         raise NotFound("Message not found", code="message_not_found")

@@ -142,14 +142,18 @@ def render_summary(parts: Sequence[SummaryPart], agent_mode: bool) -> str:
 def render_inline(q: InlineQuote) -> tuple[str, str]:
     quote = q.quote[:INLINE_QUOTE_MAX_CHARS]
     anchor = q.anchor_text[:INLINE_ANCHOR_MAX_CHARS]
-    head = ("This is a side thread about an excerpt the user selected from an earlier message. "
-            "Answer about the excerpt; the rest of that conversation is not shown.\n"
-            f"<excerpt>\n{quote}\n</excerpt>")
+    head = (
+        "This is a side thread about an excerpt the user selected from an earlier message. "
+        "Answer about the excerpt; the rest of that conversation is not shown.\n"
+        f"<excerpt>\n{quote}\n</excerpt>"
+    )
     body = f'<source-message role="{q.anchor_role}">\n{anchor}\n</source-message>'
     return head, body
 
 
-def assemble(inp: ContextInput, budgets: Budgets, count: CountFn, truncate: TruncateFn) -> Assembled:
+def assemble(
+    inp: ContextInput, budgets: Budgets, count: CountFn, truncate: TruncateFn
+) -> Assembled:
     """Pack ``inp`` into ``budgets.limit`` tokens; see the module docstring for the rules."""
     limit = budgets.limit
     if limit < MIN_LIMIT:
@@ -189,8 +193,11 @@ def assemble(inp: ContextInput, budgets: Budgets, count: CountFn, truncate: Trun
         inline_parts = [p for p in (head, body) if p]
         used = n1 + n2 + SEP_SLACK * len(inline_parts)
         pack.take(used)
-        sections["inline"] = {"name": "inline", "tokens": n1 + n2,
-                              "message_ids": [inp.inline.anchor_id] if body else []}
+        sections["inline"] = {
+            "name": "inline",
+            "tokens": n1 + n2,
+            "message_ids": [inp.inline.anchor_id] if body else [],
+        }
         if c1 or c2:
             truncated.append("inline")
 
@@ -289,8 +296,10 @@ def assemble(inp: ContextInput, budgets: Budgets, count: CountFn, truncate: Trun
         msgs = [ChatMessage("system", "\n\n".join(system_parts))]
         if persona_text:
             msgs.append(ChatMessage("user", persona_text))
-        hist = [ChatMessage(h.role if h.role in ("user", "assistant") else "user", h.text)
-                for h in history]
+        hist = [
+            ChatMessage(h.role if h.role in ("user", "assistant") else "user", h.text)
+            for h in history
+        ]
         if summary_text and not inp.agent_mode:
             if hist and hist[0].role == "user":
                 hist[0] = ChatMessage("user", summary_text + "\n\n" + hist[0].content)
@@ -312,8 +321,11 @@ def assemble(inp: ContextInput, budgets: Budgets, count: CountFn, truncate: Trun
             excess = total - limit + SEP_SLACK
             new_sys = truncate(sys_text, max(count(sys_text) - excess, 0))
             if new_sys == sys_text and newest is not None:
-                newest = HistoryItem(newest.id, newest.role,
-                                     truncate(newest.text, max(count(newest.text) - excess, 0)))
+                newest = HistoryItem(
+                    newest.id,
+                    newest.role,
+                    truncate(newest.text, max(count(newest.text) - excess, 0)),
+                )
                 history = [newest]
                 if "newest_turn" not in truncated:
                     truncated.append("newest_turn")
@@ -335,8 +347,12 @@ def assemble(inp: ContextInput, budgets: Budgets, count: CountFn, truncate: Trun
 
     included = [h.id for h in history]
     history_tokens = sum(count(h.text) + MESSAGE_OVERHEAD for h in history)
-    sections["history"] = {"name": "history", "tokens": history_tokens, "message_ids": included,
-                           "dropped": dropped}
+    sections["history"] = {
+        "name": "history",
+        "tokens": history_tokens,
+        "message_ids": included,
+        "dropped": dropped,
+    }
     order = ["system", "inline", "project", "memories", "summary", "persona", "history"]
     out_sections = [sections[k] for k in order if k in sections]
     overhead = total - sum(s["tokens"] for s in out_sections)

@@ -35,6 +35,7 @@ MERGE_PASSES = 3
 
 # ── policy: the numbers, derived from settings and the model's window ─────────────────────────────
 
+
 @dataclass(frozen=True)
 class Policy:
     window: int
@@ -57,8 +58,9 @@ class Policy:
 def policy_for(settings, model: ModelInfo) -> Policy:
     window = max(int(model.context_window), 64)
     # Room for the longest answer the turn may ask for (generation sends max_output).
-    reserved = max(1, min(max(int(settings.reserved_output_tokens), int(model.max_output or 0)),
-                          window // 2))
+    reserved = max(
+        1, min(max(int(settings.reserved_output_tokens), int(model.max_output or 0)), window // 2)
+    )
     limit = window - reserved
     return Policy(
         window=window,
@@ -73,6 +75,7 @@ def policy_for(settings, model: ModelInfo) -> Policy:
 
 
 # ── summarisers ─────────────────────────────────────────────────────────────────────────────────
+
 
 class Summarizer(Protocol):
     name: str
@@ -136,6 +139,7 @@ class ModelSummarizer:
 
 # ── one compaction run ──────────────────────────────────────────────────────────────────────────
 
+
 @dataclass
 class Result:
     status: str  # compacted | skipped | busy | conflict
@@ -151,12 +155,25 @@ class Result:
         return self.status == "compacted"
 
     def public(self) -> dict:
-        return {"status": self.status, "reason": self.reason, "blocks_added": self.blocks_added,
-                "merged_blocks": self.merged, "summarized_messages": self.summarized_messages}
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "blocks_added": self.blocks_added,
+            "merged_blocks": self.merged,
+            "summarized_messages": self.summarized_messages,
+        }
 
 
-def _block(level: int, *, start: dict, end: dict, text: str, counter: TokenCounter,
-           message_count: int, summarizer: str) -> dict:
+def _block(
+    level: int,
+    *,
+    start: dict,
+    end: dict,
+    text: str,
+    counter: TokenCounter,
+    message_count: int,
+    summarizer: str,
+) -> dict:
     """A summary block from ``start`` (from_* fields) to ``end`` (anchor_* fields)."""
     return {
         "id": new_id("sb"),
@@ -176,15 +193,19 @@ def _block(level: int, *, start: dict, end: dict, text: str, counter: TokenCount
 
 
 def _ends(first: gather.PathRow, last: gather.PathRow) -> tuple[dict, dict]:
-    return ({"from_message_id": first.id, "from_parent_id": first.parent_id,
-             "from_depth": first.depth},
-            {"anchor_message_id": last.id, "anchor_depth": last.depth})
+    return (
+        {"from_message_id": first.id, "from_parent_id": first.parent_id, "from_depth": first.depth},
+        {"anchor_message_id": last.id, "anchor_depth": last.depth},
+    )
 
 
 async def _load(db, conversation_id: str, user_id: str, leaf_id: str | None, counter):
     async with db.read() as c:
-        conv = (await c.execute(select(t.conversations).where(
-            C.id == conversation_id, C.user_id == user_id))).first()
+        conv = (
+            await c.execute(
+                select(t.conversations).where(C.id == conversation_id, C.user_id == user_id)
+            )
+        ).first()
         if conv is None:
             raise NotFound("conversation not found")
         leaf = leaf_id or conv.active_leaf_id
@@ -193,9 +214,19 @@ async def _load(db, conversation_id: str, user_id: str, leaf_id: str | None, cou
     return conv, leaf, blocks, tail
 
 
-async def compact(db, *, conversation_id: str, user_id: str, settings, model: ModelInfo,
-                  summarizer: Summarizer, leaf_id: str | None = None, manual: bool = False,
-                  force: bool = False, fixed_tokens: int = 0) -> Result:
+async def compact(
+    db,
+    *,
+    conversation_id: str,
+    user_id: str,
+    settings,
+    model: ModelInfo,
+    summarizer: Summarizer,
+    leaf_id: str | None = None,
+    manual: bool = False,
+    force: bool = False,
+    fixed_tokens: int = 0,
+) -> Result:
     """Run one compaction of the path ending at ``leaf_id`` (default: the active leaf).
 
     ``manual`` keeps only the latest round and refuses (409) while a message on the path streams;
@@ -214,14 +245,23 @@ async def compact(db, *, conversation_id: str, user_id: str, settings, model: Mo
         rows = tail.rows
         if manual and any(r.status == "streaming" for r in rows):
             raise Conflict("a turn is streaming; compact after it finishes", code="turn_streaming")
-        msgs = [sm.TailMsg(r.id, r.role, r.status, counter.count(r.text) + MESSAGE_OVERHEAD)
-                for r in rows]
+        msgs = [
+            sm.TailMsg(r.id, r.role, r.status, counter.count(r.text) + MESSAGE_OVERHEAD)
+            for r in rows
+        ]
         chain_tokens = sum(int(b.get("tokens", 0)) for b in tail.chain)
         estimated = fixed_tokens + chain_tokens + sum(m.tokens for m in msgs)
-        reported = next((r.input_tokens for r in reversed(rows)
-                         if r.role == "assistant" and r.input_tokens), 0)
-        d = sm.decide(msgs, pol.thresholds(), estimated_tokens=estimated, reported_tokens=reported,
-                      history_dropped=estimated > pol.limit, manual=manual)
+        reported = next(
+            (r.input_tokens for r in reversed(rows) if r.role == "assistant" and r.input_tokens), 0
+        )
+        d = sm.decide(
+            msgs,
+            pol.thresholds(),
+            estimated_tokens=estimated,
+            reported_tokens=reported,
+            history_dropped=estimated > pol.limit,
+            manual=manual,
+        )
         if not d.needed and not (force and d.cut > 0):
             return Result("skipped", d.reason, chain=tail.chain)
         rng = rows[: d.cut]
@@ -229,12 +269,22 @@ async def compact(db, *, conversation_id: str, user_id: str, settings, model: Mo
         for a, b in sm.chunk_ranges([m.tokens for m in msgs[: d.cut]], pol.chunk_tokens):
             part = rng[a:b]
             items = [(r.role, counter.truncate(r.text, pol.chunk_tokens)) for r in part]
-            target = max(32, min(pol.summary_max_tokens,
-                                 int(sum(m.tokens for m in msgs[a:b]) * 0.3)))
+            target = max(
+                32, min(pol.summary_max_tokens, int(sum(m.tokens for m in msgs[a:b]) * 0.3))
+            )
             text = await summarizer.summarize(items, target)
             first, last = _ends(part[0], part[-1])
-            new_blocks.append(_block(0, start=first, end=last, text=text, counter=counter,
-                                     message_count=len(part), summarizer=summarizer.name))
+            new_blocks.append(
+                _block(
+                    0,
+                    start=first,
+                    end=last,
+                    text=text,
+                    counter=counter,
+                    message_count=len(part),
+                    summarizer=summarizer.name,
+                )
+            )
         chain = [*tail.chain, *new_blocks]
         stored = [*blocks, *new_blocks]
         merged_count = 0
@@ -245,14 +295,21 @@ async def compact(db, *, conversation_id: str, user_id: str, settings, model: Mo
             target = max(16, min(pol.summary_max_tokens, pol.merge_budget // 2))
             text = await summarizer.merge([b["text"] for b in fold], target)
             level = max(int(b.get("level", 0)) for b in fold) + 1
-            coarse = _block(level, start=fold[0], end=fold[-1], text=text, counter=counter,
-                            message_count=sum(int(b.get("message_count", 0)) for b in fold),
-                            summarizer=summarizer.name)
+            coarse = _block(
+                level,
+                start=fold[0],
+                end=fold[-1],
+                text=text,
+                counter=counter,
+                message_count=sum(int(b.get("message_count", 0)) for b in fold),
+                summarizer=summarizer.name,
+            )
             stored = sm.prune_after_merge(stored, fold, coarse)
-            chain = [coarse, *chain[len(fold):]]
+            chain = [coarse, *chain[len(fold) :]]
             merged_count += len(fold)
-        ok = await _write(db, conversation_id, blocks, stored, chain,
-                          render=(leaf == conv.active_leaf_id))
+        ok = await _write(
+            db, conversation_id, blocks, stored, chain, render=(leaf == conv.active_leaf_id)
+        )
         if not ok:
             return Result("conflict", "summary_blocks_changed", chain=tail.chain)
         return Result("compacted", d.reason, len(new_blocks), merged_count, len(rng), chain, stored)
@@ -260,8 +317,15 @@ async def compact(db, *, conversation_id: str, user_id: str, settings, model: Mo
         await lease.release(db, conversation_id, token)
 
 
-async def _write(db, conversation_id: str, before: list[dict], after: list[dict],
-                 chain: list[dict], *, render: bool) -> bool:
+async def _write(
+    db,
+    conversation_id: str,
+    before: list[dict],
+    after: list[dict],
+    chain: list[dict],
+    *,
+    render: bool,
+) -> bool:
     """Compare-and-set ``summary_blocks``: write only if nobody changed them since we read."""
     async with db.write() as c:
         q = select(C.summary_blocks).where(C.id == conversation_id)

@@ -75,8 +75,19 @@ class Tail:
 async def path_page(c: AsyncConnection, conv_id: str, start: str, limit: int) -> list[PathRow]:
     """Up to ``limit`` messages from ``start`` towards the root, newest first."""
     rows = (await c.execute(_PAGE_SQL, {"start": start, "cid": conv_id, "lim": limit})).all()
-    return [PathRow(r.id, r.parent_id, r.role, r.status, blk.visible_text(r.blocks), r.depth,
-                    r.input_tokens or 0, r.context_tokens or 0) for r in rows]
+    return [
+        PathRow(
+            r.id,
+            r.parent_id,
+            r.role,
+            r.status,
+            blk.visible_text(r.blocks),
+            r.depth,
+            r.input_tokens or 0,
+            r.context_tokens or 0,
+        )
+        for r in rows
+    ]
 
 
 async def current_parents(c: AsyncConnection, ids: set[str]) -> dict[str, str | None]:
@@ -86,14 +97,27 @@ async def current_parents(c: AsyncConnection, ids: set[str]) -> dict[str, str | 
     return {r.id: r.parent_id for r in rows}
 
 
-async def _chain_above(c: AsyncConnection, conv_id: str, start: str | None,
-                       index: dict[str, list[dict]], parent_of: dict) -> list[dict]:
+async def _chain_above(
+    c: AsyncConnection,
+    conv_id: str,
+    start: str | None,
+    index: dict[str, list[dict]],
+    parent_of: dict,
+) -> list[dict]:
     """The deepest intact chain whose anchor is an ancestor of (or is) ``start``."""
     if start is None or not index:
         return []
     # Walk to the root: stored depths can be stale after a round deletion re-parented messages.
-    found = (await c.execute(_ANCESTORS_SQL, {"start": start, "cid": conv_id, "min_depth": 0,
-                                              "anchors": sorted(index)})).scalars().all()
+    found = (
+        (
+            await c.execute(
+                _ANCESTORS_SQL,
+                {"start": start, "cid": conv_id, "min_depth": 0, "anchors": sorted(index)},
+            )
+        )
+        .scalars()
+        .all()
+    )
     best: list[dict] = []
     best_depth = -1
     for anchor in found:
@@ -105,9 +129,17 @@ async def _chain_above(c: AsyncConnection, conv_id: str, start: str | None,
     return best
 
 
-async def read_tail(c: AsyncConnection, conv_id: str, start: str | None, blocks: list[dict], *,
-                    count=None, max_tokens: int | None = None, page: int = PAGE,
-                    keep_start: bool = False) -> Tail:
+async def read_tail(
+    c: AsyncConnection,
+    conv_id: str,
+    start: str | None,
+    blocks: list[dict],
+    *,
+    count=None,
+    max_tokens: int | None = None,
+    page: int = PAGE,
+    keep_start: bool = False,
+) -> Tail:
     """Walk up from ``start`` until an intact summary chain, the root, or ``max_tokens`` read.
 
     ``keep_start``: ``start`` itself is always returned, even when a summary ends at it (a turn

@@ -27,30 +27,42 @@ async def acquire(db: Database, conversation_id: str, ttl_ms: int) -> str | None
     token = secrets.token_hex(16)
     async with db.write() as c:
         now = now_ms()
-        await c.execute(delete(t.conversation_compaction_leases).where(
-            and_(L.conversation_id == conversation_id, L.expires_at < now)))
+        await c.execute(
+            delete(t.conversation_compaction_leases).where(
+                and_(L.conversation_id == conversation_id, L.expires_at < now)
+            )
+        )
         ins = pg_insert if c.dialect.name == "postgresql" else sqlite_insert
-        stmt = ins(t.conversation_compaction_leases).values(
-            conversation_id=conversation_id, owner_token=token, expires_at=now + ttl_ms
-        ).on_conflict_do_nothing(index_elements=["conversation_id"])
+        stmt = (
+            ins(t.conversation_compaction_leases)
+            .values(conversation_id=conversation_id, owner_token=token, expires_at=now + ttl_ms)
+            .on_conflict_do_nothing(index_elements=["conversation_id"])
+        )
         res = await c.execute(stmt)
         if res.rowcount == 1:
             return token
-        owner = (await c.execute(select(L.owner_token).where(
-            L.conversation_id == conversation_id))).scalar()
+        owner = (
+            await c.execute(select(L.owner_token).where(L.conversation_id == conversation_id))
+        ).scalar()
         return token if owner == token else None
 
 
 async def release(db: Database, conversation_id: str, token: str) -> bool:
     """Free the lease if ``token`` still owns it; True when a row was deleted."""
     async with db.write() as c:
-        res = await c.execute(delete(t.conversation_compaction_leases).where(
-            and_(L.conversation_id == conversation_id, L.owner_token == token)))
+        res = await c.execute(
+            delete(t.conversation_compaction_leases).where(
+                and_(L.conversation_id == conversation_id, L.owner_token == token)
+            )
+        )
         return res.rowcount == 1
 
 
 async def holder(db: Database, conversation_id: str) -> dict | None:
     async with db.read() as c:
-        row = (await c.execute(select(t.conversation_compaction_leases).where(
-            L.conversation_id == conversation_id))).first()
+        row = (
+            await c.execute(
+                select(t.conversation_compaction_leases).where(L.conversation_id == conversation_id)
+            )
+        ).first()
     return dict(row._mapping) if row else None

@@ -24,8 +24,17 @@ C = t.conversations.c
 
 
 def blocks_out(blocks: list[dict]) -> list[dict]:
-    keys = ("id", "level", "from_message_id", "anchor_message_id", "text", "tokens", "media",
-            "message_count", "created_at")
+    keys = (
+        "id",
+        "level",
+        "from_message_id",
+        "anchor_message_id",
+        "text",
+        "tokens",
+        "media",
+        "message_count",
+        "created_at",
+    )
     return [{k: b.get(k) for k in keys} for b in blocks]
 
 
@@ -33,11 +42,23 @@ async def preview(rt, p: Principal, cid: str, *, include_messages: bool = False)
     async with rt.db.read() as c:
         conv = await store.get_conversation(c, p.id, cid)
         model = resolve_model(rt, conv.model_id)
-        ctx = await build_turn_context(c, settings=rt.settings, conv=conv,
-                                       parent_id=conv.active_leaf_id, model=model, principal=p,
-                                       rt=rt, allow_inline=False)
-    out = {"conversation_id": cid, "leaf_id": conv.active_leaf_id, "model": model.id,
-           "preview": True, "report": ctx.report}
+        ctx = await build_turn_context(
+            c,
+            settings=rt.settings,
+            conv=conv,
+            parent_id=conv.active_leaf_id,
+            model=model,
+            principal=p,
+            rt=rt,
+            allow_inline=False,
+        )
+    out = {
+        "conversation_id": cid,
+        "leaf_id": conv.active_leaf_id,
+        "model": model.id,
+        "preview": True,
+        "report": ctx.report,
+    }
     if include_messages:
         out["messages"] = [{"role": m.role, "content": m.content} for m in ctx.messages]
     return out
@@ -57,12 +78,23 @@ async def compact_now(rt, p: Principal, cid: str) -> dict:
     async with rt.db.read() as c:
         conv = await store.get_conversation(c, p.id, cid)
     model = resolve_model(rt, conv.model_id)
-    res = await cp.compact(rt.db, conversation_id=cid, user_id=p.id, settings=rt.settings,
-                           model=model, summarizer=resolve_summarizer(rt, model), manual=True)
+    res = await cp.compact(
+        rt.db,
+        conversation_id=cid,
+        user_id=p.id,
+        settings=rt.settings,
+        model=model,
+        summarizer=resolve_summarizer(rt, model),
+        manual=True,
+    )
     async with rt.db.read() as c:
         conv = await store.get_conversation(c, p.id, cid)
-    return {**res.public(), "compacted": res.compacted,
-            "summary_blocks": blocks_out(res.chain), "summary": conv.summary}
+    return {
+        **res.public(),
+        "compacted": res.compacted,
+        "summary_blocks": blocks_out(res.chain),
+        "summary": conv.summary,
+    }
 
 
 @handler("compaction")
@@ -74,5 +106,11 @@ async def compaction_job(rt, payload: dict) -> None:
     if conv is None:  # deleted since: nothing to do
         return
     model = resolve_model(rt, conv.model_id)
-    await cp.compact(rt.db, conversation_id=cid, user_id=conv.user_id, settings=rt.settings,
-                     model=model, summarizer=resolve_summarizer(rt, model))
+    await cp.compact(
+        rt.db,
+        conversation_id=cid,
+        user_id=conv.user_id,
+        settings=rt.settings,
+        model=model,
+        summarizer=resolve_summarizer(rt, model),
+    )

@@ -13,9 +13,13 @@ router = APIRouter(prefix="/api/conversations", tags=["context"])
 
 
 @router.get("/{cid}/context")
-async def context(cid: str, message_id: str | None = Query(None, max_length=64),
-                  include_messages: bool = False, p: Principal = Depends(current_user),
-                  rt: Runtime = Depends(get_runtime)):
+async def context(
+    cid: str,
+    message_id: str | None = Query(None, max_length=64),
+    include_messages: bool = False,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     """The context report of the next turn (a preview), or the one stored with ``message_id``."""
     if message_id:
         return await manage.stored_report(rt, p, cid, message_id)
@@ -23,6 +27,8 @@ async def context(cid: str, message_id: str | None = Query(None, max_length=64),
 
 
 @router.post("/{cid}/compact")
-async def compact(cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+async def compact(
+    cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     """Summarise everything before the latest round now (409 while a turn streams)."""
     return await manage.compact_now(rt, p, cid)

@@ -61,44 +61,75 @@ class TurnContext:
 def budgets_for(settings, model: ModelInfo) -> tuple[cp.Policy, asm.Budgets]:
     pol = cp.policy_for(settings, model)
     return pol, asm.Budgets(
-        window=pol.window, reserved_output=pol.reserved_output,
+        window=pol.window,
+        reserved_output=pol.reserved_output,
         memory_tokens=int(settings.memory_budget_tokens),
         # the chain's text is kept within merge_budget; leave room for its <summary> framing
-        summary_tokens=int(pol.merge_budget * 1.25) + 32)
+        summary_tokens=int(pol.merge_budget * 1.25) + 32,
+    )
 
 
 def persona_card(agent) -> str:
     """The agent's persona card (seed 000's message 2), from the agents table."""
-    rows = [("名字", f"{agent.name}（@{agent.handle}）" if agent.handle else agent.name),
-            ("简介", agent.headline), ("描述", agent.description),
-            ("背景故事", agent.story_background), ("性格", agent.personality_prompt),
-            ("语气", agent.tone_prompt), ("边界", agent.guardrails_prompt)]
+    rows = [
+        ("名字", f"{agent.name}（@{agent.handle}）" if agent.handle else agent.name),
+        ("简介", agent.headline),
+        ("描述", agent.description),
+        ("背景故事", agent.story_background),
+        ("性格", agent.personality_prompt),
+        ("语气", agent.tone_prompt),
+        ("边界", agent.guardrails_prompt),
+    ]
     lines = [f"{k}：{v.strip()}" for k, v in rows if v and v.strip()]
     return "角色卡\n" + "\n".join(lines) if lines else ""
 
 
 async def _static_sections(c: AsyncConnection, settings, conv) -> dict:
-    out: dict = {"system": settings.system_prompt or DEFAULT_SYSTEM_PROMPT, "style": (),
-                 "project": "", "persona": "", "agent_mode": False, "inline": None}
+    out: dict = {
+        "system": settings.system_prompt or DEFAULT_SYSTEM_PROMPT,
+        "style": (),
+        "project": "",
+        "persona": "",
+        "agent_mode": False,
+        "inline": None,
+    }
     if conv.agent_id:
         agent = (await c.execute(select(t.agents).where(t.agents.c.id == conv.agent_id))).first()
         if agent is not None:
-            out.update(system=agent.default_prompt.strip() or AGENT_FALLBACK_PROMPT,
-                       style=AGENT_STYLE_LINES, persona=persona_card(agent), agent_mode=True)
+            out.update(
+                system=agent.default_prompt.strip() or AGENT_FALLBACK_PROMPT,
+                style=AGENT_STYLE_LINES,
+                persona=persona_card(agent),
+                agent_mode=True,
+            )
     if conv.project_id:
-        instr = (await c.execute(select(t.projects.c.instructions).where(
-            t.projects.c.id == conv.project_id, t.projects.c.user_id == conv.user_id))).scalar()
+        instr = (
+            await c.execute(
+                select(t.projects.c.instructions).where(
+                    t.projects.c.id == conv.project_id, t.projects.c.user_id == conv.user_id
+                )
+            )
+        ).scalar()
         out["project"] = instr or ""
     if conv.inline_source_conv and conv.inline_parent_id:
         M = t.messages.c
-        anchor = (await c.execute(select(M.id, M.role, M.blocks).join(
-            t.conversations, t.conversations.c.id == M.conversation_id).where(
-            M.id == conv.inline_parent_id, M.conversation_id == conv.inline_source_conv,
-            t.conversations.c.user_id == conv.user_id))).first()
+        anchor = (
+            await c.execute(
+                select(M.id, M.role, M.blocks)
+                .join(t.conversations, t.conversations.c.id == M.conversation_id)
+                .where(
+                    M.id == conv.inline_parent_id,
+                    M.conversation_id == conv.inline_source_conv,
+                    t.conversations.c.user_id == conv.user_id,
+                )
+            )
+        ).first()
         out["inline"] = asm.InlineQuote(
-            quote=conv.inline_quote or "", anchor_id=conv.inline_parent_id,
+            quote=conv.inline_quote or "",
+            anchor_id=conv.inline_parent_id,
             anchor_role=anchor.role if anchor else "assistant",
-            anchor_text=blk.visible_text(anchor.blocks) if anchor else "")
+            anchor_text=blk.visible_text(anchor.blocks) if anchor else "",
+        )
     return out
 
 
@@ -107,8 +138,9 @@ async def _memories(c, rt, principal, conv, query: str, budget: int, count, agen
     if source is None or budget <= 0:
         return asm.MemorySection(), None
     try:
-        got = await source(c, principal=principal, conv=conv, query=query, budget_tokens=budget,
-                           count_tokens=count)
+        got = await source(
+            c, principal=principal, conv=conv, query=query, budget_tokens=budget, count_tokens=count
+        )
     except Exception as e:  # memory must never break a turn
         log.exception("memory source failed")
         return asm.MemorySection(), f"{type(e).__name__}: {e}"
@@ -123,29 +155,48 @@ async def _memories(c, rt, principal, conv, query: str, budget: int, count, agen
 
 def _history(rows: list[gather.PathRow]) -> list[asm.HistoryItem]:
     """Rows a model may see: finished or failed messages with visible text (never the placeholder)."""
-    return [asm.HistoryItem(r.id, r.role, r.text) for r in rows
-            if r.status != "streaming" and r.text.strip() and r.role in ("user", "assistant")]
+    return [
+        asm.HistoryItem(r.id, r.role, r.text)
+        for r in rows
+        if r.status != "streaming" and r.text.strip() and r.role in ("user", "assistant")
+    ]
 
 
 async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, blocks):
     pol, budgets = budgets_for(settings, model)
     counter = counter_for(model.encoding)
     static = await _static_sections(c, settings, conv)
-    tail = await gather.read_tail(c, conv.id, parent_id, blocks, count=counter.count,
-                                  max_tokens=pol.limit, keep_start=True)
+    tail = await gather.read_tail(
+        c, conv.id, parent_id, blocks, count=counter.count, max_tokens=pol.limit, keep_start=True
+    )
     history = _history(tail.rows)
     query = next((h.text for h in reversed(history) if h.role == "user"), "")
-    mem, mem_error = await _memories(c, rt, principal, conv, query, budgets.memory_tokens,
-                                     counter.count, static["agent_mode"])
+    mem, mem_error = await _memories(
+        c, rt, principal, conv, query, budgets.memory_tokens, counter.count, static["agent_mode"]
+    )
     inp = asm.ContextInput(
-        system_prompt=static["system"], history=history, style_lines=static["style"],
-        project_instructions=static["project"], memories=mem,
-        summary=[asm.SummaryPart(b["id"], int(b.get("level", 0)), b.get("text", ""))
-                 for b in tail.chain if b.get("text")],
-        persona=static["persona"], agent_mode=static["agent_mode"], inline=static["inline"])
+        system_prompt=static["system"],
+        history=history,
+        style_lines=static["style"],
+        project_instructions=static["project"],
+        memories=mem,
+        summary=[
+            asm.SummaryPart(b["id"], int(b.get("level", 0)), b.get("text", ""))
+            for b in tail.chain
+            if b.get("text")
+        ],
+        persona=static["persona"],
+        agent_mode=static["agent_mode"],
+        inline=static["inline"],
+    )
     out = asm.assemble(inp, budgets, counter.count, counter.truncate)
-    out.report.update(model=model.id, encoding=counter.name, conversation_id=conv.id,
-                      leaf_id=parent_id, estimated=True)
+    out.report.update(
+        model=model.id,
+        encoding=counter.name,
+        conversation_id=conv.id,
+        leaf_id=parent_id,
+        estimated=True,
+    )
     if mem_error:
         out.report["memory_error"] = mem_error
     return pol, counter, tail, out
@@ -157,16 +208,24 @@ def _decide(pol, counter, tail, out) -> sm.Decision:
         # oldest of it would be silently dropped, so compaction must run before the call.
         # compaction.compact re-reads the full tail and picks the cut itself.
         return sm.Decision(True, True, "tail_exceeds_window", 0)
-    msgs = [sm.TailMsg(r.id, r.role, r.status, counter.count(r.text) + MESSAGE_OVERHEAD)
-            for r in tail.rows]
+    msgs = [
+        sm.TailMsg(r.id, r.role, r.status, counter.count(r.text) + MESSAGE_OVERHEAD)
+        for r in tail.rows
+    ]
     history_ids = set(out.report["message_ids"])
     fixed = out.report["total_tokens"] - sum(m.tokens for m in msgs if m.id in history_ids)
     estimated = fixed + sum(m.tokens for m in msgs)
-    reported = next((r.input_tokens for r in reversed(tail.rows)
-                     if r.role == "assistant" and r.input_tokens), 0)
+    reported = next(
+        (r.input_tokens for r in reversed(tail.rows) if r.role == "assistant" and r.input_tokens), 0
+    )
     dropped = out.dropped > 0 or not tail.complete
-    return sm.decide(msgs, pol.thresholds(), estimated_tokens=estimated,
-                     reported_tokens=reported, history_dropped=dropped)
+    return sm.decide(
+        msgs,
+        pol.thresholds(),
+        estimated_tokens=estimated,
+        reported_tokens=reported,
+        history_dropped=dropped,
+    )
 
 
 def resolve_summarizer(rt, model: ModelInfo) -> cp.Summarizer:
@@ -200,23 +259,50 @@ def resolve_model(rt, model_id: str | None) -> ModelInfo:
         return reg.resolve(None)
 
 
-async def build_turn_context(c: AsyncConnection, *, settings, conv, parent_id: str | None,
-                             model: ModelInfo, principal, rt=None,
-                             allow_inline: bool = True) -> TurnContext:
+async def build_turn_context(
+    c: AsyncConnection,
+    *,
+    settings,
+    conv,
+    parent_id: str | None,
+    model: ModelInfo,
+    principal,
+    rt=None,
+    allow_inline: bool = True,
+) -> TurnContext:
     """Provider messages and the context report for the turn answering ``parent_id``."""
     blocks = list(conv.summary_blocks or [])
-    pol, counter, tail, out = await _assemble(c, settings=settings, conv=conv, parent_id=parent_id,
-                                              model=model, principal=principal, rt=rt,
-                                              blocks=blocks)
+    pol, counter, tail, out = await _assemble(
+        c,
+        settings=settings,
+        conv=conv,
+        parent_id=parent_id,
+        model=model,
+        principal=principal,
+        rt=rt,
+        blocks=blocks,
+    )
     d = _decide(pol, counter, tail, out)
     info = {"needed": d.needed, "inline": d.inline, "reason": d.reason, "ran": False}
-    if (d.needed and d.inline and rt is not None and allow_inline and settings.inline_compaction
-            and parent_id is not None):
+    if (
+        d.needed
+        and d.inline
+        and rt is not None
+        and allow_inline
+        and settings.inline_compaction
+        and parent_id is not None
+    ):
         try:
-            res = await cp.compact(rt.db, conversation_id=conv.id, user_id=conv.user_id,
-                                   settings=settings, model=model,
-                                   summarizer=resolve_summarizer(rt, model), leaf_id=parent_id,
-                                   force=True)
+            res = await cp.compact(
+                rt.db,
+                conversation_id=conv.id,
+                user_id=conv.user_id,
+                settings=settings,
+                model=model,
+                summarizer=resolve_summarizer(rt, model),
+                leaf_id=parent_id,
+                force=True,
+            )
         except Exception as e:  # a failed summary must not fail the turn
             log.exception("inline compaction failed")
             info["error"] = f"{type(e).__name__}: {e}"
@@ -224,8 +310,15 @@ async def build_turn_context(c: AsyncConnection, *, settings, conv, parent_id: s
             info.update(res.public(), ran=res.compacted)
             if res.compacted and res.blocks is not None:
                 pol, counter, tail, out = await _assemble(
-                    c, settings=settings, conv=conv, parent_id=parent_id, model=model,
-                    principal=principal, rt=rt, blocks=res.blocks)
+                    c,
+                    settings=settings,
+                    conv=conv,
+                    parent_id=parent_id,
+                    model=model,
+                    principal=principal,
+                    rt=rt,
+                    blocks=res.blocks,
+                )
     out.report["compaction"] = info
     return TurnContext(out.messages, out.report)
 
@@ -235,10 +328,13 @@ def compaction_event(report: dict) -> dict | None:
     info = report.get("compaction") or {}
     if not info.get("ran"):
         return None
-    return {"mode": "inline", "reason": info.get("reason", ""),
-            "blocks_added": info.get("blocks_added", 0),
-            "summarized_messages": info.get("summarized_messages", 0),
-            "merged_blocks": info.get("merged_blocks", 0)}
+    return {
+        "mode": "inline",
+        "reason": info.get("reason", ""),
+        "blocks_added": info.get("blocks_added", 0),
+        "summarized_messages": info.get("summarized_messages", 0),
+        "merged_blocks": info.get("merged_blocks", 0),
+    }
 
 
 def with_usage(report: dict, input_tokens: int) -> dict:
@@ -248,26 +344,44 @@ def with_usage(report: dict, input_tokens: int) -> dict:
     return report
 
 
-async def ensure_compacted(rt, *, conversation_id: str, user_id: str, parent_id: str | None,
-                           model: ModelInfo) -> cp.Result | None:
+async def ensure_compacted(
+    rt, *, conversation_id: str, user_id: str, parent_id: str | None, model: ModelInfo
+) -> cp.Result | None:
     """Compact inline now if the next turn would need it (call outside any transaction)."""
     from ..conversations import store
 
     async with rt.db.read() as c:
         conv = await store.get_conversation(c, user_id, conversation_id)
-        pol, counter, tail, out = await _assemble(c, settings=rt.settings, conv=conv,
-                                                  parent_id=parent_id, model=model, principal=None,
-                                                  rt=None, blocks=list(conv.summary_blocks or []))
+        pol, counter, tail, out = await _assemble(
+            c,
+            settings=rt.settings,
+            conv=conv,
+            parent_id=parent_id,
+            model=model,
+            principal=None,
+            rt=None,
+            blocks=list(conv.summary_blocks or []),
+        )
         d = _decide(pol, counter, tail, out)
     if not (d.needed and d.inline):
         return None
-    return await cp.compact(rt.db, conversation_id=conversation_id, user_id=user_id,
-                            settings=rt.settings, model=model,
-                            summarizer=resolve_summarizer(rt, model), leaf_id=parent_id,
-                            force=True)
+    return await cp.compact(
+        rt.db,
+        conversation_id=conversation_id,
+        user_id=user_id,
+        settings=rt.settings,
+        model=model,
+        summarizer=resolve_summarizer(rt, model),
+        leaf_id=parent_id,
+        force=True,
+    )
 
 
 async def enqueue_compaction(c: AsyncConnection, conversation_id: str) -> str | None:
     """Queue the after-turn compaction check (deduplicated per conversation)."""
-    return await enqueue(c, "compaction", {"conversation_id": conversation_id},
-                         dedupe_key=f"compact:{conversation_id}")
+    return await enqueue(
+        c,
+        "compaction",
+        {"conversation_id": conversation_id},
+        dedupe_key=f"compact:{conversation_id}",
+    )

@@ -52,8 +52,9 @@ def referenced_ids(blocks: Iterable[dict]) -> set[str]:
     return {b["from_message_id"] for b in blocks}
 
 
-def chain_ending_at(anchor_id: str, index: Mapping[str, list[dict]],
-                    parent_of: Mapping[str, str | None]) -> list[dict] | None:
+def chain_ending_at(
+    anchor_id: str, index: Mapping[str, list[dict]], parent_of: Mapping[str, str | None]
+) -> list[dict] | None:
     """The intact chain of blocks (oldest first) whose last block ends at ``anchor_id``, or None.
 
     ``parent_of`` maps each block's ``from_message_id`` to its *current* parent (absent = deleted).
@@ -98,7 +99,9 @@ class Thresholds:
         return 3 * (2 * self.keep_rounds)
 
 
-def cut_index(tail: Sequence[TailMsg], keep_rounds: int, *, retain_tokens: int | None = None) -> int:
+def cut_index(
+    tail: Sequence[TailMsg], keep_rounds: int, *, retain_tokens: int | None = None
+) -> int:
     """How many tail messages (from the oldest) may be summarised now.
 
     The cut lands right before a user message that starts one of the last ``keep_rounds`` rounds
@@ -137,8 +140,15 @@ class Decision:
     cut: int
 
 
-def decide(tail: Sequence[TailMsg], th: Thresholds, *, estimated_tokens: int,
-           reported_tokens: int = 0, history_dropped: bool = False, manual: bool = False) -> Decision:
+def decide(
+    tail: Sequence[TailMsg],
+    th: Thresholds,
+    *,
+    estimated_tokens: int,
+    reported_tokens: int = 0,
+    history_dropped: bool = False,
+    manual: bool = False,
+) -> Decision:
     """Whether to compact now, and whether it must happen before the model call (inline).
 
     Triggers (seed 001): the unsummarised tail is longer than ``tail_trigger`` messages, or the
@@ -156,8 +166,9 @@ def decide(tail: Sequence[TailMsg], th: Thresholds, *, estimated_tokens: int,
     cut = cut_index(tail, th.keep_rounds, retain_tokens=retain)
     if cut <= 0:
         return Decision(False, False, "nothing_to_summarise", 0)
-    inline = (cut > th.inline_backlog or history_dropped
-              or reported_tokens > 1.25 * th.trigger_tokens)
+    inline = (
+        cut > th.inline_backlog or history_dropped or reported_tokens > 1.25 * th.trigger_tokens
+    )
     if history_dropped:
         return Decision(True, True, "history_over_window", cut)
     if len(tail) > th.tail_trigger:
@@ -198,7 +209,9 @@ def merge_plan(chain: Sequence[dict], budget: int) -> list[dict] | None:
     return list(chain)
 
 
-def prune_after_merge(blocks: Sequence[dict], merged: Sequence[dict], new_block: dict) -> list[dict]:
+def prune_after_merge(
+    blocks: Sequence[dict], merged: Sequence[dict], new_block: dict
+) -> list[dict]:
     """The stored list after ``merged`` fold into ``new_block``.
 
     Folded blocks that another branch's chain still builds on stay (its chain needs them).

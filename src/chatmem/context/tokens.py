@@ -34,15 +34,17 @@ _SPECS = {
         },
     },
     "o200k_base": {
-        "pat_str": "|".join([
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""\p{N}{1,3}""",
-            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-            r"""\s*[\r\n]+""",
-            r"""\s+(?!\S)""",
-            r"""\s+""",
-        ]),
+        "pat_str": "|".join(
+            [
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""\p{N}{1,3}""",
+                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+                r"""\s*[\r\n]+""",
+                r"""\s+(?!\S)""",
+                r"""\s+""",
+            ]
+        ),
         "special_tokens": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
     },
 }
@@ -68,8 +70,12 @@ def get_encoding(name: str | None = None) -> tiktoken.Encoding:
     """A tiktoken Encoding built from the bundled ranks; unknown names mean cl100k_base."""
     name = name if name in _SPECS else DEFAULT_ENCODING
     spec = _SPECS[name]
-    return tiktoken.Encoding(name=name, pat_str=spec["pat_str"], mergeable_ranks=_load_ranks(name),
-                             special_tokens=spec["special_tokens"])
+    return tiktoken.Encoding(
+        name=name,
+        pat_str=spec["pat_str"],
+        mergeable_ranks=_load_ranks(name),
+        special_tokens=spec["special_tokens"],
+    )
 
 
 class TokenCounter:

@@ -11,8 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 BLOCK_KINDS = (
-    "text", "thinking", "tool_call", "tool_output", "citation", "image", "document",
-    "artifact", "research", "error",
+    "text",
+    "thinking",
+    "tool_call",
+    "tool_output",
+    "citation",
+    "image",
+    "document",
+    "artifact",
+    "research",
+    "error",
 )
 
 

@@ -18,8 +18,11 @@ class Node:
     status: str = "complete"
 
 
-def branch_info(path_ids: Sequence[str], parent_of: Mapping[str, str | None],
-                children: Mapping[str | None, Sequence[str]]) -> dict[str, dict]:
+def branch_info(
+    path_ids: Sequence[str],
+    parent_of: Mapping[str, str | None],
+    children: Mapping[str | None, Sequence[str]],
+) -> dict[str, dict]:
     """For each message on the path: its siblings (ordered oldest first) and its index among them.
 
     ``children`` maps a parent id (None for roots) to its children's ids in creation order.
@@ -43,7 +46,9 @@ class RoundPlan:
     new_parent: str | None
 
 
-def plan_round_delete(target: Node, parent: Node | None, children_of: Mapping[str, Sequence[Node]]) -> RoundPlan:
+def plan_round_delete(
+    target: Node, parent: Node | None, children_of: Mapping[str, Sequence[Node]]
+) -> RoundPlan:
     """The round of ``target``: the question and all its answer variants.
 
     - target is a user message → the round is it plus its assistant children;

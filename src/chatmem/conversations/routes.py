@@ -17,8 +17,9 @@ router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
 
 @router.post("", status_code=201)
-async def create(body: ConversationIn, p: Principal = Depends(current_user),
-                 rt: Runtime = Depends(get_runtime)):
+async def create(
+    body: ConversationIn, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     return await service.create_conversation(rt.db, p, body)
 
 
@@ -33,9 +34,16 @@ async def list_(
     p: Principal = Depends(current_user),
     rt: Runtime = Depends(get_runtime),
 ):
-    return await service.list_conversations(rt.db, p, archived=archived, starred=starred,
-                                            project_id=project_id, agent_id=agent_id,
-                                            cursor=cursor, limit=limit)
+    return await service.list_conversations(
+        rt.db,
+        p,
+        archived=archived,
+        starred=starred,
+        project_id=project_id,
+        agent_id=agent_id,
+        cursor=cursor,
+        limit=limit,
+    )
 
 
 @router.get("/{cid}")
@@ -44,13 +52,19 @@ async def get(cid: str, p: Principal = Depends(current_user), rt: Runtime = Depe
 
 
 @router.patch("/{cid}")
-async def patch(cid: str, body: ConversationPatch, p: Principal = Depends(current_user),
-                rt: Runtime = Depends(get_runtime)):
+async def patch(
+    cid: str,
+    body: ConversationPatch,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return await service.patch_conversation(rt.db, p, cid, body)
 
 
 @router.delete("/{cid}", status_code=204)
-async def delete(cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+async def delete(
+    cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     await service.delete_conversation(rt.db, p, cid)
     return Response(status_code=204)
 
@@ -75,42 +89,62 @@ async def messages(
 
 
 @router.post("/{cid}/messages", status_code=201)
-async def post_message(cid: str, body: MessageIn, request: Request,
-                       p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+async def post_message(
+    cid: str,
+    body: MessageIn,
+    request: Request,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     if body.log_mode:
         return await service.append_message(rt.db, p, cid, body, rt.settings.max_message_bytes)
     start_turn = rt.extras.get("start_turn")
     if start_turn is None:
-        raise ApiError("generation is not available in this build", code="not_implemented",
-                       status=501)
+        raise ApiError(
+            "generation is not available in this build", code="not_implemented", status=501
+        )
     return await start_turn(rt, p, cid, body, request)
 
 
 @router.get("/{cid}/messages/{mid}")
-async def get_message(cid: str, mid: str, p: Principal = Depends(current_user),
-                      rt: Runtime = Depends(get_runtime)):
+async def get_message(
+    cid: str, mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     return await service.get_message(rt.db, p, cid, mid)
 
 
 @router.patch("/{cid}/messages/{mid}")
-async def edit_message(cid: str, mid: str, body: MessagePatch, p: Principal = Depends(current_user),
-                       rt: Runtime = Depends(get_runtime)):
-    return await service.edit_message(rt.db, p, cid, mid, body.content, rt.settings.max_message_bytes)
+async def edit_message(
+    cid: str,
+    mid: str,
+    body: MessagePatch,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
+    return await service.edit_message(
+        rt.db, p, cid, mid, body.content, rt.settings.max_message_bytes
+    )
 
 
 @router.delete("/{cid}/messages/{mid}")
-async def delete_round(cid: str, mid: str, p: Principal = Depends(current_user),
-                       rt: Runtime = Depends(get_runtime)):
+async def delete_round(
+    cid: str, mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     return await service.delete_round(rt.db, p, cid, mid)
 
 
 @router.patch("/{cid}/active-leaf")
-async def active_leaf(cid: str, body: LeafIn, p: Principal = Depends(current_user),
-                      rt: Runtime = Depends(get_runtime)):
+async def active_leaf(
+    cid: str, body: LeafIn, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     return await service.switch_leaf(rt.db, p, cid, body.leaf_id)
 
 
 @router.post("/{cid}/fork", status_code=201)
-async def fork(cid: str, body: ForkIn | None = None, p: Principal = Depends(current_user),
-               rt: Runtime = Depends(get_runtime)):
+async def fork(
+    cid: str,
+    body: ForkIn | None = None,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return await service.fork(rt.db, p, cid, body or ForkIn())

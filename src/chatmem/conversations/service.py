@@ -15,8 +15,16 @@ from ..db.clock import now_ms
 from ..db.engine import Database
 from ..errors import BadRequest, Conflict, NotFound, TooLarge, Unprocessable
 from . import dag, store
-from .wire import (ConversationIn, ConversationPatch, ForkIn, MessageIn, conversation_out,
-                   decode_cursor, encode_cursor, message_out)
+from .wire import (
+    ConversationIn,
+    ConversationPatch,
+    ForkIn,
+    MessageIn,
+    conversation_out,
+    decode_cursor,
+    encode_cursor,
+    message_out,
+)
 
 C = t.conversations.c
 M = t.messages.c
@@ -28,13 +36,16 @@ def check_size(blocks: list[dict], limit: int, metadata: dict | None = None) -> 
     if metadata:
         size += len(json.dumps(metadata, ensure_ascii=False).encode())
     if size > limit:
-        raise TooLarge(f"message content is {size} bytes; the limit is {limit}",
-                       details={"limit": limit, "size": size})
+        raise TooLarge(
+            f"message content is {size} bytes; the limit is {limit}",
+            details={"limit": limit, "size": size},
+        )
 
 
 async def owned(c, table, user_id: str, obj_id: str, what: str):
-    row = (await c.execute(select(table).where(table.c.id == obj_id,
-                                               table.c.user_id == user_id))).first()
+    row = (
+        await c.execute(select(table).where(table.c.id == obj_id, table.c.user_id == user_id))
+    ).first()
     if row is None:
         raise NotFound(f"{what} not found")
     return row
@@ -46,8 +57,13 @@ async def create_conversation(db: Database, p: Principal, body: ConversationIn, 
             await owned(c, t.projects, p.id, body.project_id, "project")
         if body.agent_id:
             await owned(c, t.agents, p.id, body.agent_id, "agent")
-        values = dict(project_id=body.project_id, agent_id=body.agent_id,
-                      pinned=int(body.pinned), starred=int(body.starred), **extra)
+        values = dict(
+            project_id=body.project_id,
+            agent_id=body.agent_id,
+            pinned=int(body.pinned),
+            starred=int(body.starred),
+            **extra,
+        )
         if body.title:
             values["title"] = body.title
         if body.model:
@@ -57,13 +73,27 @@ async def create_conversation(db: Database, p: Principal, body: ConversationIn, 
     return conversation_out(row)
 
 
-async def list_conversations(db: Database, p: Principal, *, archived: bool = False,
-                             starred: bool | None = None, project_id: str | None = None,
-                             agent_id: str | None = None, cursor: str | None = None,
-                             limit: int = 30) -> dict:
+async def list_conversations(
+    db: Database,
+    p: Principal,
+    *,
+    archived: bool = False,
+    starred: bool | None = None,
+    project_id: str | None = None,
+    agent_id: str | None = None,
+    cursor: str | None = None,
+    limit: int = 30,
+) -> dict:
     cur = decode_cursor(cursor, (int, int, str)) if cursor else None
-    q = store.list_query(p.id, archived=archived, starred=starred, project_id=project_id,
-                         agent_id=agent_id, cursor=cur, limit=limit)
+    q = store.list_query(
+        p.id,
+        archived=archived,
+        starred=starred,
+        project_id=project_id,
+        agent_id=agent_id,
+        cursor=cur,
+        limit=limit,
+    )
     async with db.read() as c:
         rows = (await c.execute(q)).all()
     more = len(rows) > limit
@@ -116,8 +146,9 @@ async def _with_branches(c, conv_id: str, rows: list, p: Principal) -> list[dict
     return [message_out(r, info.get(r.id), is_admin=p.is_admin) for r in rows]
 
 
-async def append_message(db: Database, p: Principal, cid: str, body: MessageIn,
-                         max_bytes: int) -> dict:
+async def append_message(
+    db: Database, p: Principal, cid: str, body: MessageIn, max_bytes: int
+) -> dict:
     """Log mode: store a caller-supplied message under ``parent_id`` (default: the active leaf;
     ``branch`` with no parent: a new root)."""
     check_size(body.content, max_bytes, body.metadata)
@@ -132,8 +163,16 @@ async def append_message(db: Database, p: Principal, cid: str, body: MessageIn,
             extra["model_id"] = body.model
 
         async def insert(parent_id):
-            return await store.insert_message(c, conv, parent_id=parent_id, role=body.role,
-                                              blocks=body.content, user_id=p.id, **extra)
+            return await store.insert_message(
+                c,
+                conv,
+                parent_id=parent_id,
+                role=body.role,
+                blocks=body.content,
+                user_id=p.id,
+                **extra,
+            )
+
         try:
             row = await insert(parent)
         except Unprocessable:  # raised before anything is written
@@ -144,24 +183,33 @@ async def append_message(db: Database, p: Principal, cid: str, body: MessageIn,
     return out
 
 
-async def read_path(db: Database, p: Principal, cid: str, *, before: str | None, limit: int) -> dict:
+async def read_path(
+    db: Database, p: Principal, cid: str, *, before: str | None, limit: int
+) -> dict:
     """One page of the active path, oldest → newest; ``next_cursor`` pages further back."""
     async with db.read() as c:
         conv = await store.get_conversation(c, p.id, cid)
         if before:
-            anchor = (await c.execute(select(M.parent_id).where(
-                M.id == before, M.conversation_id == cid))).first()
+            anchor = (
+                await c.execute(select(M.parent_id).where(M.id == before, M.conversation_id == cid))
+            ).first()
             if anchor is None:
-                raise BadRequest("invalid cursor: 'before' is not a message of this conversation",
-                                 code="invalid_cursor", details={"before": before})
+                raise BadRequest(
+                    "invalid cursor: 'before' is not a message of this conversation",
+                    code="invalid_cursor",
+                    details={"before": before},
+                )
             start = anchor.parent_id
         else:
             start = conv.active_leaf_id
         rows = await store.path_rows(c, cid, start, limit)
         items = await _with_branches(c, cid, rows, p)
     more = bool(rows) and rows[0].parent_id is not None
-    return {"items": items, "next_cursor": rows[0].id if more else None,
-            "active_leaf_id": conv.active_leaf_id}
+    return {
+        "items": items,
+        "next_cursor": rows[0].id if more else None,
+        "active_leaf_id": conv.active_leaf_id,
+    }
 
 
 async def read_tree(db: Database, p: Principal, cid: str) -> dict:
@@ -172,8 +220,11 @@ async def read_tree(db: Database, p: Principal, cid: str) -> dict:
     for r in rows:
         children.setdefault(r.parent_id, []).append(r.id)
     info = dag.branch_info([r.id for r in rows], {r.id: r.parent_id for r in rows}, children)
-    return {"items": [message_out(r, info[r.id], is_admin=p.is_admin) for r in rows],
-            "next_cursor": None, "active_leaf_id": conv.active_leaf_id}
+    return {
+        "items": [message_out(r, info[r.id], is_admin=p.is_admin) for r in rows],
+        "next_cursor": None,
+        "active_leaf_id": conv.active_leaf_id,
+    }
 
 
 async def get_message(db: Database, p: Principal, cid: str, mid: str) -> dict:
@@ -194,15 +245,19 @@ async def switch_leaf(db: Database, p: Principal, cid: str, leaf_id: str) -> dic
     return conversation_out(conv)
 
 
-async def edit_message(db: Database, p: Principal, cid: str, mid: str, blocks: list[dict],
-                       max_bytes: int) -> dict:
+async def edit_message(
+    db: Database, p: Principal, cid: str, mid: str, blocks: list[dict], max_bytes: int
+) -> dict:
     check_size(blocks, max_bytes)
     async with db.write() as c:
         await store.get_conversation(c, p.id, cid, for_update=True)
         row = await store.get_message(c, cid, mid)
         if row.status == "streaming":
-            raise Conflict("the message is still streaming", code="message_streaming",
-                           details={"message_id": mid})
+            raise Conflict(
+                "the message is still streaming",
+                code="message_streaming",
+                details={"message_id": mid},
+            )
         await store.update_content(c, mid, blocks)
         await c.execute(update(t.conversations).where(C.id == cid).values(updated_at=now_ms()))
         row = await store.get_message(c, cid, mid)
@@ -217,17 +272,26 @@ async def delete_round(db: Database, p: Principal, cid: str, mid: str) -> dict:
         target = await store.get_message(c, cid, mid)
         parent = await store.get_message(c, cid, target.parent_id) if target.parent_id else None
         tnode = dag.Node(target.id, target.parent_id, target.role, target.status)
-        pnode = dag.Node(parent.id, parent.parent_id, parent.role, parent.status) if parent else None
-        question = pnode if (tnode.role == "assistant" and pnode and pnode.role == "user") else tnode
+        pnode = (
+            dag.Node(parent.id, parent.parent_id, parent.role, parent.status) if parent else None
+        )
+        question = (
+            pnode if (tnode.role == "assistant" and pnode and pnode.role == "user") else tnode
+        )
         kids = await store.children_nodes(c, cid, [question.id])
         members = [question] + [k for k in kids.get(question.id, []) if k.role == "assistant"]
         kids.update(await store.children_nodes(c, cid, [m.id for m in members[1:]]))
         plan = dag.plan_round_delete(tnode, pnode, kids)
-        all_nodes = [tnode, question] + [n for ns in kids.values() for n in ns if n.id in plan.delete_ids]
+        all_nodes = [tnode, question] + [
+            n for ns in kids.values() for n in ns if n.id in plan.delete_ids
+        ]
         busy = dag.streaming_in(all_nodes)
         if busy:
-            raise Conflict("a message of this round is still streaming", code="message_streaming",
-                           details={"message_id": busy[0]})
+            raise Conflict(
+                "a message of this round is still streaming",
+                code="message_streaming",
+                details={"message_id": busy[0]},
+            )
         leaf = conv.active_leaf_id
         leaf_gone = leaf in plan.delete_ids
         deleted = await store.apply_round_delete(c, cid, plan)
@@ -239,11 +303,15 @@ async def delete_round(db: Database, p: Principal, cid: str, mid: str) -> dict:
             await store.set_leaf(c, cid, leaf)
         pruned = store.prune_summary_blocks(conv.summary_blocks, plan.delete_ids)
         if pruned is not None:
-            await c.execute(update(t.conversations).where(C.id == cid)
-                            .values(summary_blocks=pruned))
+            await c.execute(
+                update(t.conversations).where(C.id == cid).values(summary_blocks=pruned)
+            )
         conv = await store.get_conversation(c, p.id, cid)
-    return {"deleted_ids": sorted(plan.delete_ids), "deleted": deleted,
-            "conversation": conversation_out(conv)}
+    return {
+        "deleted_ids": sorted(plan.delete_ids),
+        "deleted": deleted,
+        "conversation": conversation_out(conv),
+    }
 
 
 async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 1_000_000) -> dict:
@@ -255,11 +323,18 @@ async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 
             start = (await store.get_message(c, cid, body.message_id)).id
         rows = await store.path_rows(c, cid, start, limit)
         if any(r.status == "streaming" for r in rows):
-            raise Conflict("cannot fork while a message on the path is streaming",
-                           code="message_streaming")
+            raise Conflict(
+                "cannot fork while a message on the path is streaming", code="message_streaming"
+            )
         new_id_ = await store.insert_conversation(
-            c, p.id, title=body.title or conv.title, project_id=conv.project_id,
-            agent_id=conv.agent_id, model_id=conv.model_id, provider=conv.provider)
+            c,
+            p.id,
+            title=body.title or conv.title,
+            project_id=conv.project_id,
+            agent_id=conv.agent_id,
+            model_id=conv.model_id,
+            provider=conv.provider,
+        )
         new_conv = await store.get_conversation(c, p.id, new_id_)
         await store.copy_path(c, rows, new_conv, p.id)
         new_conv = await store.get_conversation(c, p.id, new_id_)

@@ -32,7 +32,9 @@ async def get_conversation(c: AsyncConnection, user_id: str, cid: str, *, for_up
 
 
 async def get_message(c: AsyncConnection, conv_id: str, mid: str):
-    row = (await c.execute(select(t.messages).where(M.id == mid, M.conversation_id == conv_id))).first()
+    row = (
+        await c.execute(select(t.messages).where(M.id == mid, M.conversation_id == conv_id))
+    ).first()
     if row is None:
         raise NotFound("message not found")
     return row
@@ -41,8 +43,11 @@ async def get_message(c: AsyncConnection, conv_id: str, mid: str):
 async def insert_conversation(c: AsyncConnection, user_id: str, **values) -> str:
     now = values.pop("now", None) or now_ms()
     cid = new_id("c")
-    await c.execute(insert(t.conversations).values(id=cid, user_id=user_id, created_at=now,
-                                                   updated_at=now, **values))
+    await c.execute(
+        insert(t.conversations).values(
+            id=cid, user_id=user_id, created_at=now, updated_at=now, **values
+        )
+    )
     return cid
 
 
@@ -63,16 +68,33 @@ async def insert_message(
     now = now or now_ms()
     depth = 0
     if parent_id is not None:
-        prow = (await c.execute(select(M.conversation_id, M.depth).where(M.id == parent_id))).first()
+        prow = (
+            await c.execute(select(M.conversation_id, M.depth).where(M.id == parent_id))
+        ).first()
         if prow is None or prow.conversation_id != conv.id:
-            raise Unprocessable("parent message not found in this conversation",
-                                code="invalid_parent", details={"parent_id": parent_id})
+            raise Unprocessable(
+                "parent message not found in this conversation",
+                code="invalid_parent",
+                details={"parent_id": parent_id},
+            )
         depth = prow.depth + 1
     mid = extra.pop("id", None) or new_id("msg")
-    await c.execute(insert(t.messages).values(
-        id=mid, conversation_id=conv.id, parent_id=parent_id, role=role, blocks=blocks,
-        search_text=blk.visible_text(blocks), status=status, created_at=now, user_id=user_id,
-        agent_id=conv.agent_id, depth=depth, **extra))
+    await c.execute(
+        insert(t.messages).values(
+            id=mid,
+            conversation_id=conv.id,
+            parent_id=parent_id,
+            role=role,
+            blocks=blocks,
+            search_text=blk.visible_text(blocks),
+            status=status,
+            created_at=now,
+            user_id=user_id,
+            agent_id=conv.agent_id,
+            depth=depth,
+            **extra,
+        )
+    )
     values = {"message_count": C.message_count + 1, "last_message_at": now, "updated_at": now}
     if move_leaf:
         values["active_leaf_id"] = mid
@@ -90,12 +112,15 @@ def _path_cte(conv_id: str, start: str, limit: int, cols: tuple[str, ...] = ("id
     SQLite joins back by primary key, which is cheaper there than carrying the rows.
     """
     seed = select(*(M[k] for k in cols), literal(1, Integer).label("n")).where(
-        M.id == start, M.conversation_id == conv_id)
+        M.id == start, M.conversation_id == conv_id
+    )
     path = seed.cte("path", recursive=True)
     m = t.messages.alias("m")
     return path.union_all(
-        select(*(m.c[k] for k in cols), (path.c.n + 1).label("n"))
-        .where(m.c.id == path.c.parent_id, path.c.n < limit))
+        select(*(m.c[k] for k in cols), (path.c.n + 1).label("n")).where(
+            m.c.id == path.c.parent_id, path.c.n < limit
+        )
+    )
 
 
 _ALL = tuple(col.name for col in t.messages.c)
@@ -205,23 +230,33 @@ async def newest_descendant(c: AsyncConnection, conv_id: str, start: str) -> str
 
     Leaves only, so clock skew between writers can never land the pointer mid-branch. Costs
     O(size of the subtree), touching nothing outside it."""
-    sql = _subtree_cte(c.dialect.name) + """
+    sql = (
+        _subtree_cte(c.dialect.name)
+        + """
         SELECT sub.id FROM sub
         WHERE NOT EXISTS (SELECT 1 FROM sub kid WHERE kid.parent_id = sub.id)
         ORDER BY sub.created_at DESC, sub.id DESC LIMIT 1"""
+    )
     return (await c.execute(text(sql), {"start": start, "cid": conv_id})).scalar()
 
 
 async def newest_leaf(c: AsyncConnection, conv_id: str) -> str | None:
     """The most recently written leaf of the whole conversation (None when it is empty)."""
     ch = t.messages.alias("ch")
-    q = (select(M.id).where(M.conversation_id == conv_id,
-                            ~select(ch.c.id).where(ch.c.parent_id == M.id).exists())
-         .order_by(M.created_at.desc(), M.id.desc()).limit(1))
+    q = (
+        select(M.id)
+        .where(
+            M.conversation_id == conv_id, ~select(ch.c.id).where(ch.c.parent_id == M.id).exists()
+        )
+        .order_by(M.created_at.desc(), M.id.desc())
+        .limit(1)
+    )
     return (await c.execute(q)).scalar()
 
 
-async def set_leaf(c: AsyncConnection, conv_id: str, leaf: str | None, *, touch: bool = True) -> None:
+async def set_leaf(
+    c: AsyncConnection, conv_id: str, leaf: str | None, *, touch: bool = True
+) -> None:
     values: dict = {"active_leaf_id": leaf}
     if touch:
         values["updated_at"] = now_ms()
@@ -229,19 +264,25 @@ async def set_leaf(c: AsyncConnection, conv_id: str, leaf: str | None, *, touch:
 
 
 async def update_content(c: AsyncConnection, mid: str, blocks: list[dict]) -> None:
-    await c.execute(update(t.messages).where(M.id == mid)
-                    .values(blocks=blocks, search_text=blk.visible_text(blocks)))
+    await c.execute(
+        update(t.messages)
+        .where(M.id == mid)
+        .values(blocks=blocks, search_text=blk.visible_text(blocks))
+    )
 
 
 def _nodes(rows) -> list[dag.Node]:
     return [dag.Node(r.id, r.parent_id, r.role, r.status) for r in rows]
 
 
-async def children_nodes(c: AsyncConnection, conv_id: str, parent_ids: list[str]) -> dict[str, list[dag.Node]]:
+async def children_nodes(
+    c: AsyncConnection, conv_id: str, parent_ids: list[str]
+) -> dict[str, list[dag.Node]]:
     if not parent_ids:
         return {}
-    found = await _children_of(c, list(parent_ids), "id", "parent_id", "role", "status",
-                               "created_at")
+    found = await _children_of(
+        c, list(parent_ids), "id", "parent_id", "role", "status", "created_at"
+    )
     found.sort(key=lambda r: (r.created_at, r.id))
     out: dict[str, list[dag.Node]] = {}
     for n in _nodes(found):
@@ -253,27 +294,37 @@ async def apply_round_delete(c: AsyncConnection, conv_id: str, plan: dag.RoundPl
     """Move surviving children to the round's parent, fix their depths, delete the round."""
     for child, new_parent in plan.reparent.items():
         await c.execute(update(t.messages).where(M.id == child).values(parent_id=new_parent))
-        sql = _subtree_cte(c.dialect.name) + """
+        sql = (
+            _subtree_cte(c.dialect.name)
+            + """
             UPDATE messages SET depth = depth - :shift WHERE id IN (SELECT id FROM sub)"""
-        await c.execute(text(sql), {"start": child, "cid": conv_id,
-                                    "shift": plan.depth_shift[child]})
+        )
+        await c.execute(
+            text(sql), {"start": child, "cid": conv_id, "shift": plan.depth_shift[child]}
+        )
     members = and_(M.conversation_id == conv_id, M.id.in_(sorted(plan.delete_ids)))
     # Count first: on SQLite the rowcount of the DELETE misses rows removed by the parent_id
     # cascade (an answer goes with its question before the statement reaches it).
     n = (await c.execute(select(func.count()).select_from(t.messages).where(members))).scalar_one()
     await c.execute(delete(t.messages).where(members))
-    newest = (select(func.max(M.created_at)).where(M.conversation_id == conv_id)
-              .scalar_subquery())
-    await c.execute(update(t.conversations).where(C.id == conv_id).values(
-        message_count=C.message_count - n, last_message_at=newest, updated_at=now_ms()))
+    newest = select(func.max(M.created_at)).where(M.conversation_id == conv_id).scalar_subquery()
+    await c.execute(
+        update(t.conversations)
+        .where(C.id == conv_id)
+        .values(message_count=C.message_count - n, last_message_at=newest, updated_at=now_ms())
+    )
     return n
 
 
 def prune_summary_blocks(blocks: list | None, gone: frozenset[str]) -> list | None:
     """Summary blocks minus those anchored on (or starting at) a deleted message; None = unchanged."""
     blocks = list(blocks or [])
-    keep = [b for b in blocks if not isinstance(b, dict)
-            or (b.get("anchor_message_id") not in gone and b.get("from_message_id") not in gone)]
+    keep = [
+        b
+        for b in blocks
+        if not isinstance(b, dict)
+        or (b.get("anchor_message_id") not in gone and b.get("from_message_id") not in gone)
+    ]
     return keep if len(keep) != len(blocks) else None
 
 
@@ -284,14 +335,26 @@ async def detach_messages(c: AsyncConnection, conv_ids) -> None:
     1,000), so deleting a deep chain through the cascade fails; with the links cleared every
     message goes in one flat cascade.
     """
-    await c.execute(update(t.messages).where(M.conversation_id.in_(conv_ids),
-                                             M.parent_id.is_not(None)).values(parent_id=None))
+    await c.execute(
+        update(t.messages)
+        .where(M.conversation_id.in_(conv_ids), M.parent_id.is_not(None))
+        .values(parent_id=None)
+    )
 
 
-def list_query(user_id: str, *, archived: bool | None, starred: bool | None,
-               project_id: str | None, agent_id: str | None, cursor: tuple | None, limit: int):
-    q = select(t.conversations).where(C.user_id == user_id, C.inline_source_conv == "",
-                                      C.workspace_id == "")
+def list_query(
+    user_id: str,
+    *,
+    archived: bool | None,
+    starred: bool | None,
+    project_id: str | None,
+    agent_id: str | None,
+    cursor: tuple | None,
+    limit: int,
+):
+    q = select(t.conversations).where(
+        C.user_id == user_id, C.inline_source_conv == "", C.workspace_id == ""
+    )
     q = q.where(C.archived == (1 if archived else 0))
     if starred is not None:
         q = q.where(C.starred == (1 if starred else 0))
@@ -301,11 +364,13 @@ def list_query(user_id: str, *, archived: bool | None, starred: bool | None,
         q = q.where(C.agent_id == agent_id)
     if cursor is not None:
         pinned, updated, cid = cursor
-        q = q.where(or_(
-            C.pinned < pinned,
-            and_(C.pinned == pinned, C.updated_at < updated),
-            and_(C.pinned == pinned, C.updated_at == updated, C.id < cid),
-        ))
+        q = q.where(
+            or_(
+                C.pinned < pinned,
+                and_(C.pinned == pinned, C.updated_at < updated),
+                and_(C.pinned == pinned, C.updated_at == updated, C.id < cid),
+            )
+        )
     return q.order_by(C.pinned.desc(), C.updated_at.desc(), C.id.desc()).limit(limit + 1)
 
 
@@ -318,15 +383,27 @@ async def copy_path(c: AsyncConnection, src_rows: list, new_conv, user_id: str) 
     for depth, r in enumerate(src_rows):
         mid = new_id("msg")
         row = {k: v for k, v in r._mapping.items() if k not in skip}
-        row.update(id=mid, conversation_id=new_conv.id, parent_id=parent, depth=depth,
-                   created_at=r.created_at, user_id=user_id, agent_id=new_conv.agent_id)
+        row.update(
+            id=mid,
+            conversation_id=new_conv.id,
+            parent_id=parent,
+            depth=depth,
+            created_at=r.created_at,
+            user_id=user_id,
+            agent_id=new_conv.agent_id,
+        )
         values.append(row)
         parent = mid
     if values:
         await c.execute(insert(t.messages), values)
-        await c.execute(update(t.conversations).where(C.id == new_conv.id).values(
-            message_count=len(values), last_message_at=values[-1]["created_at"],
-            active_leaf_id=parent, updated_at=now))
+        await c.execute(
+            update(t.conversations)
+            .where(C.id == new_conv.id)
+            .values(
+                message_count=len(values),
+                last_message_at=values[-1]["created_at"],
+                active_leaf_id=parent,
+                updated_at=now,
+            )
+        )
     return parent
-
-

@@ -23,27 +23,75 @@ CONV_FLAGS = ("fast", "pinned", "archived", "starred", "is_public")
 
 def conversation_out(row) -> dict:
     m = row._mapping
-    out = {k: m[k] for k in (
-        "id", "title", "project_id", "provider", "model_id", "kb_ids", "rag_mode", "summary_blocks",
-        "active_leaf_id", "inline_source_conv", "inline_parent_id", "inline_quote",
-        "workspace_id", "agent_id", "summary", "message_count", "last_message_at",
-        "created_at", "updated_at")}
+    out = {
+        k: m[k]
+        for k in (
+            "id",
+            "title",
+            "project_id",
+            "provider",
+            "model_id",
+            "kb_ids",
+            "rag_mode",
+            "summary_blocks",
+            "active_leaf_id",
+            "inline_source_conv",
+            "inline_parent_id",
+            "inline_quote",
+            "workspace_id",
+            "agent_id",
+            "summary",
+            "message_count",
+            "last_message_at",
+            "created_at",
+            "updated_at",
+        )
+    }
     for k in CONV_FLAGS:
         out[k] = bool(m[k])
     return out
 
 
-USAGE_FIELDS = ("input_tokens", "context_tokens", "output_tokens", "cache_read_tokens",
-                "cache_write_tokens")
+USAGE_FIELDS = (
+    "input_tokens",
+    "context_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+)
 
 
 def message_out(row, branch: dict | None = None, *, is_admin: bool = False) -> dict:
     m = row._mapping
-    out = {k: m[k] for k in (
-        "id", "conversation_id", "parent_id", "role", "blocks", "status", "stop_reason", "error",
-        "provider", "model_id", "model_label", "attachments", "citations", "credits", "currency",
-        "gen_ms", "created_at", "feedback", "author_id", "user_id", "agent_id", "metadata", "depth",
-        "selected_user_skill_ids")}
+    out = {
+        k: m[k]
+        for k in (
+            "id",
+            "conversation_id",
+            "parent_id",
+            "role",
+            "blocks",
+            "status",
+            "stop_reason",
+            "error",
+            "provider",
+            "model_id",
+            "model_label",
+            "attachments",
+            "citations",
+            "credits",
+            "currency",
+            "gen_ms",
+            "created_at",
+            "feedback",
+            "author_id",
+            "user_id",
+            "agent_id",
+            "metadata",
+            "depth",
+            "selected_user_skill_ids",
+        )
+    }
     out["text"] = blk.visible_text(m["blocks"])
     out["fast"] = bool(m["fast"])
     if out["fast"] and not is_admin:  # fast mode masks the real model from users (seed 001)

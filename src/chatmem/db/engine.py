@@ -68,7 +68,11 @@ class Database:
             # was tiny (seq scans) would otherwise outlive its growth, and per-conversation sizes are
             # skewed (5 messages vs 10,000), which generic plans cannot see.
             self.engine = create_async_engine(
-                self.url, echo=echo, pool_size=pool_size, max_overflow=20, pool_pre_ping=True,
+                self.url,
+                echo=echo,
+                pool_size=pool_size,
+                max_overflow=20,
+                pool_pre_ping=True,
                 connect_args={"server_settings": {"plan_cache_mode": "force_custom_plan"}},
             )
 

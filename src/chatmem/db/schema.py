@@ -99,7 +99,9 @@ api_keys = Table(
     _fk("user_id", "users.id", "CASCADE"),
     _txt("name"),
     Column("prefix", Text, nullable=False),  # first characters, shown in lists
-    Column("key_hash", Text, nullable=False, unique=True),  # sha256 of the key; the key is shown once
+    Column(
+        "key_hash", Text, nullable=False, unique=True
+    ),  # sha256 of the key; the key is shown once
     _ms("created_at"),
     _ms("last_used_at", nullable=True),
     _ms("revoked_at", nullable=True),

@@ -32,14 +32,17 @@ class ReportForm:
 
 
 def _invalid(loc: str, msg: str, typ: str) -> Unprocessable:
-    return Unprocessable("request validation failed",
-                         details=[{"loc": ["body", loc], "msg": msg, "type": typ}])
+    return Unprocessable(
+        "request validation failed", details=[{"loc": ["body", loc], "msg": msg, "type": typ}]
+    )
 
 
 def _too_large(size: int) -> TooLarge:
-    return TooLarge(f"the screenshot may be at most {SCREENSHOT_MAX_BYTES} bytes",
-                    code="screenshot_too_large",
-                    details={"limit": SCREENSHOT_MAX_BYTES, "size": size})
+    return TooLarge(
+        f"the screenshot may be at most {SCREENSHOT_MAX_BYTES} bytes",
+        code="screenshot_too_large",
+        details={"limit": SCREENSHOT_MAX_BYTES, "size": size},
+    )
 
 
 async def read_report_form(request: Request) -> ReportForm:
@@ -73,7 +76,11 @@ async def read_report_form(request: Request) -> ReportForm:
     try:
         fields = ReportIn.model_validate(text)
     except ValidationError as e:
-        raise Unprocessable("request validation failed", details=[
-            {"loc": ["body", *e_["loc"]], "msg": e_["msg"], "type": e_["type"]}
-            for e_ in e.errors()]) from None
+        raise Unprocessable(
+            "request validation failed",
+            details=[
+                {"loc": ["body", *e_["loc"]], "msg": e_["msg"], "type": e_["type"]}
+                for e_ in e.errors()
+            ],
+        ) from None
     return ReportForm(fields, shot, request.headers.get("user-agent", "")[:1000])

@@ -59,14 +59,14 @@ def _jpeg(data: bytes) -> ImageInfo:
             break
         if i + 2 > n:
             break
-        length = int.from_bytes(data[i:i + 2], "big")
+        length = int.from_bytes(data[i : i + 2], "big")
         if length < 2:
             raise BadImage("JPEG segment with an invalid length")
         if marker in JPEG_SOF:
             if length < 7 or i + 7 > n:
                 break
-            h = int.from_bytes(data[i + 3:i + 5], "big")
-            w = int.from_bytes(data[i + 5:i + 7], "big")
+            h = int.from_bytes(data[i + 3 : i + 5], "big")
+            w = int.from_bytes(data[i + 5 : i + 7], "big")
             if not w or not h:
                 raise BadImage("JPEG with a zero dimension")
             return ImageInfo("image/jpeg", w, h)

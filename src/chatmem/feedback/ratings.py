@@ -24,19 +24,28 @@ async def rate(db: Database, p: Principal, cid: str, mid: str, body: FeedbackIn)
     async with db.write() as c:
         conv, msg = await _target(c, p, cid, mid)
         if msg.role != "assistant":
-            raise Unprocessable("only assistant messages can be rated",
-                                code="not_assistant_message")
+            raise Unprocessable(
+                "only assistant messages can be rated", code="not_assistant_message"
+            )
         if msg.status == "streaming":
-            raise Conflict("the answer is still being generated; rate it when it is finished",
-                           code="message_streaming")
+            raise Conflict(
+                "the answer is still being generated; rate it when it is finished",
+                code="message_streaming",
+            )
         if body.feedback == "":
             await store.delete_rating(c, p.id, mid)
             row = None
         else:
             dislike = body.feedback == "dislike"
             row = await store.upsert_rating(
-                c, p.id, conv, msg, rating=body.feedback,
-                reasons=body.reasons if dislike else [], comment=body.comment if dislike else "")
+                c,
+                p.id,
+                conv,
+                msg,
+                rating=body.feedback,
+                reasons=body.reasons if dislike else [],
+                comment=body.comment if dislike else "",
+            )
     return {"message_id": mid, "feedback": rating_out(row)}
 
 

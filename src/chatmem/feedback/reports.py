@@ -35,9 +35,11 @@ def check_screenshot(data: bytes) -> image.ImageInfo:
     except image.BadImage as e:
         raise Unprocessable(str(e), code="invalid_screenshot") from None
     if info.pixels > MAX_PIXELS:
-        raise Unprocessable(f"the screenshot may have at most {MAX_PIXELS} pixels",
-                            code="screenshot_too_many_pixels",
-                            details={"width": info.width, "height": info.height})
+        raise Unprocessable(
+            f"the screenshot may have at most {MAX_PIXELS} pixels",
+            code="screenshot_too_many_pixels",
+            details={"width": info.width, "height": info.height},
+        )
     return info
 
 
@@ -63,16 +65,27 @@ async def submit(db: Database, p: Principal, form: ReportForm) -> dict:
         recent = await store.reports_since(c, p.id, now - HOUR_MS)
         if len(recent) >= REPORTS_PER_HOUR:
             raise TooManyRequests(
-                f"at most {REPORTS_PER_HOUR} problem reports per hour", code="rate_limited",
-                details={"retry_after_ms": max(1, recent[-REPORTS_PER_HOUR] + HOUR_MS - now)})
+                f"at most {REPORTS_PER_HOUR} problem reports per hour",
+                code="rate_limited",
+                details={"retry_after_ms": max(1, recent[-REPORTS_PER_HOUR] + HOUR_MS - now)},
+            )
         mid, cid, title = await _link(c, p, f.message_id, f.conversation_id)
         row = await store.insert_report(
-            c, user_id=p.id, message_id=mid, conversation_id=cid, conversation_title=title,
-            description=f.description, page_path=f.page_path, user_agent=form.user_agent,
-            viewport_width=f.viewport_width, viewport_height=f.viewport_height,
+            c,
+            user_id=p.id,
+            message_id=mid,
+            conversation_id=cid,
+            conversation_title=title,
+            description=f.description,
+            page_path=f.page_path,
+            user_agent=form.user_agent,
+            viewport_width=f.viewport_width,
+            viewport_height=f.viewport_height,
             screenshot=form.screenshot if shot else None,
-            screenshot_mime=shot.mime if shot else "", screenshot_width=shot.width if shot else 0,
-            screenshot_height=shot.height if shot else 0)
+            screenshot_mime=shot.mime if shot else "",
+            screenshot_width=shot.width if shot else 0,
+            screenshot_height=shot.height if shot else 0,
+        )
     return report_out(row)
 
 

@@ -15,33 +15,47 @@ router = APIRouter(tags=["feedback"])
 
 
 @router.post("/api/conversations/{cid}/messages/{mid}/feedback")
-async def rate_message(cid: str, mid: str, body: FeedbackIn, p: Principal = Depends(current_user),
-                       rt: Runtime = Depends(get_runtime)):
+async def rate_message(
+    cid: str,
+    mid: str,
+    body: FeedbackIn,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return await ratings.rate(rt.db, p, cid, mid, body)
 
 
 @router.get("/api/conversations/{cid}/messages/{mid}/feedback")
-async def get_rating(cid: str, mid: str, p: Principal = Depends(current_user),
-                     rt: Runtime = Depends(get_runtime)):
+async def get_rating(
+    cid: str, mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     return await ratings.get(rt.db, p, cid, mid)
 
 
 @router.post("/api/user-feedback", status_code=201)
-async def report_problem(request: Request, p: Principal = Depends(current_user),
-                         rt: Runtime = Depends(get_runtime)):
+async def report_problem(
+    request: Request, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     return await reports.submit(rt.db, p, await read_report_form(request))
 
 
 @router.get("/api/admin/user-feedback")
-async def list_reports(cursor: str | None = None, limit: int = Query(50, ge=1, le=200),
-                       _admin: Principal = Depends(current_admin),
-                       rt: Runtime = Depends(get_runtime)):
+async def list_reports(
+    cursor: str | None = None,
+    limit: int = Query(50, ge=1, le=200),
+    _admin: Principal = Depends(current_admin),
+    rt: Runtime = Depends(get_runtime),
+):
     return await reports.list_reports(rt.db, cursor, limit)
 
 
 @router.get("/api/admin/user-feedback/{rid}/screenshot")
-async def report_screenshot(rid: str, _admin: Principal = Depends(current_admin),
-                            rt: Runtime = Depends(get_runtime)):
+async def report_screenshot(
+    rid: str, _admin: Principal = Depends(current_admin), rt: Runtime = Depends(get_runtime)
+):
     data, mime = await reports.screenshot(rt.db, rid)
-    return Response(data, media_type=mime, headers={"X-Content-Type-Options": "nosniff",
-                                                    "Cache-Control": "private, no-store"})
+    return Response(
+        data,
+        media_type=mime,
+        headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "private, no-store"},
+    )

@@ -22,19 +22,38 @@ async def rating_of(c: AsyncConnection, user_id: str, mid: str):
     return (await c.execute(q)).first()
 
 
-async def upsert_rating(c: AsyncConnection, user_id: str, conv, msg, *, rating: str,
-                        reasons: list[str], comment: str):
+async def upsert_rating(
+    c: AsyncConnection, user_id: str, conv, msg, *, rating: str, reasons: list[str], comment: str
+):
     """One row per (message, user) — the same conflict target the /rpc route uses."""
     now = now_ms()
     dialect = postgresql if c.dialect.name == "postgresql" else sqlite
     ins = dialect.insert(t.message_feedback).values(
-        id=new_id("mfb"), message_id=msg.id, conversation_id=msg.conversation_id, user_id=user_id,
-        workspace_id=conv.workspace_id or "", model_id=msg.model_id, rating=rating,
-        reasons=reasons, comment=comment, created_at=now, updated_at=now)
-    await c.execute(ins.on_conflict_do_update(
-        index_elements=["message_id", "user_id"],
-        set_={"rating": rating, "reasons": reasons, "comment": comment, "updated_at": now,
-              "workspace_id": conv.workspace_id or "", "model_id": msg.model_id}))
+        id=new_id("mfb"),
+        message_id=msg.id,
+        conversation_id=msg.conversation_id,
+        user_id=user_id,
+        workspace_id=conv.workspace_id or "",
+        model_id=msg.model_id,
+        rating=rating,
+        reasons=reasons,
+        comment=comment,
+        created_at=now,
+        updated_at=now,
+    )
+    await c.execute(
+        ins.on_conflict_do_update(
+            index_elements=["message_id", "user_id"],
+            set_={
+                "rating": rating,
+                "reasons": reasons,
+                "comment": comment,
+                "updated_at": now,
+                "workspace_id": conv.workspace_id or "",
+                "model_id": msg.model_id,
+            },
+        )
+    )
     await _mirror(c, msg.id, rating)
     return await rating_of(c, user_id, msg.id)
 
@@ -57,8 +76,11 @@ async def lock_user(c: AsyncConnection, user_id: str) -> None:
 
 
 async def reports_since(c: AsyncConnection, user_id: str, since: int) -> list[int]:
-    q = (select(R.created_at).where(R.user_id == user_id, R.created_at > since)
-         .order_by(R.created_at))
+    q = (
+        select(R.created_at)
+        .where(R.user_id == user_id, R.created_at > since)
+        .order_by(R.created_at)
+    )
     return list((await c.execute(q)).scalars())
 
 
@@ -72,17 +94,23 @@ LIST_COLS = [col for col in t.user_feedback.c if col.name != "screenshot"]
 
 
 async def report(c: AsyncConnection, rid: str):
-    q = (select(*LIST_COLS, R.screenshot.is_not(None).label("has_screenshot"),
-                U.email.label("user_email"))
-         .select_from(t.user_feedback.join(t.users, U.id == R.user_id)).where(R.id == rid))
+    q = (
+        select(
+            *LIST_COLS,
+            R.screenshot.is_not(None).label("has_screenshot"),
+            U.email.label("user_email"),
+        )
+        .select_from(t.user_feedback.join(t.users, U.id == R.user_id))
+        .where(R.id == rid)
+    )
     return (await c.execute(q)).first()
 
 
 async def list_reports(c: AsyncConnection, cursor: tuple[int, str] | None, limit: int) -> list:
     """Newest first without the screenshot bytes; ``limit + 1`` rows to detect a next page."""
-    q = (select(*LIST_COLS, R.screenshot.is_not(None).label("has_screenshot"),
-                U.email.label("user_email"))
-         .select_from(t.user_feedback.join(t.users, U.id == R.user_id)))
+    q = select(
+        *LIST_COLS, R.screenshot.is_not(None).label("has_screenshot"), U.email.label("user_email")
+    ).select_from(t.user_feedback.join(t.users, U.id == R.user_id))
     if cursor is not None:
         at, rid = cursor
         q = q.where(or_(R.created_at < at, and_(R.created_at == at, R.id < rid)))
@@ -98,7 +126,9 @@ async def screenshot(c: AsyncConnection, rid: str):
 async def owned_message_conversation(c: AsyncConnection, user_id: str, mid: str) -> str | None:
     """The conversation of message ``mid`` when the caller owns it, else None."""
     C = t.conversations.c
-    q = (select(M.conversation_id)
-         .select_from(t.messages.join(t.conversations, C.id == M.conversation_id))
-         .where(M.id == mid, C.user_id == user_id))
+    q = (
+        select(M.conversation_id)
+        .select_from(t.messages.join(t.conversations, C.id == M.conversation_id))
+        .where(M.id == mid, C.user_id == user_id)
+    )
     return (await c.execute(q)).scalar()

@@ -22,8 +22,18 @@ from pydantic import Field, field_validator
 
 from ..contracts.base import Input
 
-Reason = Literal["incorrect_fact", "outdated", "unsafe", "unhelpful", "too_long", "too_short",
-                 "wrong_language", "ignored_instructions", "bad_formatting", "other"]
+Reason = Literal[
+    "incorrect_fact",
+    "outdated",
+    "unsafe",
+    "unhelpful",
+    "too_long",
+    "too_short",
+    "wrong_language",
+    "ignored_instructions",
+    "bad_formatting",
+    "other",
+]
 REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
 
 COMMENT_MAX = 500
@@ -48,8 +58,13 @@ def rating_out(row) -> dict | None:
     model is masked from users."""
     if row is None:
         return None
-    return {"rating": row.rating, "reasons": list(row.reasons or []), "comment": row.comment,
-            "created_at": row.created_at, "updated_at": row.updated_at}
+    return {
+        "rating": row.rating,
+        "reasons": list(row.reasons or []),
+        "comment": row.comment,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+    }
 
 
 class ReportIn(Input):
@@ -72,12 +87,31 @@ class ReportIn(Input):
 
 def report_out(row, *, admin: bool = False) -> dict:
     m = row._mapping
-    out = {k: m[k] for k in (
-        "id", "message_id", "conversation_id", "conversation_title", "description", "page_path",
-        "user_agent", "viewport_width", "viewport_height", "created_at")}
+    out = {
+        k: m[k]
+        for k in (
+            "id",
+            "message_id",
+            "conversation_id",
+            "conversation_title",
+            "description",
+            "page_path",
+            "user_agent",
+            "viewport_width",
+            "viewport_height",
+            "created_at",
+        )
+    }
     has_shot = m["has_screenshot"] if "has_screenshot" in m else m["screenshot"] is not None
-    out["screenshot"] = ({"mime": m["screenshot_mime"], "width": m["screenshot_width"],
-                          "height": m["screenshot_height"]} if has_shot else None)
+    out["screenshot"] = (
+        {
+            "mime": m["screenshot_mime"],
+            "width": m["screenshot_width"],
+            "height": m["screenshot_height"],
+        }
+        if has_shot
+        else None
+    )
     if admin:
         out["user_id"] = m["user_id"]
         out["user_email"] = m["user_email"]

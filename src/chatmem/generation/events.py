@@ -44,7 +44,7 @@ class LiveLog:
         return ev
 
     def pending(self) -> list[dict]:
-        return self.events[self.flushed:]
+        return self.events[self.flushed :]
 
     def close(self) -> None:
         self.closed = True
@@ -80,20 +80,37 @@ async def insert_events(c: AsyncConnection, message_id: str, events: list[dict])
     if not events:
         return
     now = now_ms()
-    await c.execute(insert(t.stream_events), [
-        {"message_id": message_id, "seq": e["seq"], "type": e["type"], "data": e["data"],
-         "created_at": now} for e in events])
+    await c.execute(
+        insert(t.stream_events),
+        [
+            {
+                "message_id": message_id,
+                "seq": e["seq"],
+                "type": e["type"],
+                "data": e["data"],
+                "created_at": now,
+            }
+            for e in events
+        ],
+    )
 
 
-async def read_after(c: AsyncConnection, message_id: str, after: int, limit: int = 200) -> list[dict]:
-    q = (select(E.seq, E.type, E.data).where(E.message_id == message_id, E.seq > after)
-         .order_by(E.seq).limit(limit))
+async def read_after(
+    c: AsyncConnection, message_id: str, after: int, limit: int = 200
+) -> list[dict]:
+    q = (
+        select(E.seq, E.type, E.data)
+        .where(E.message_id == message_id, E.seq > after)
+        .order_by(E.seq)
+        .limit(limit)
+    )
     return [{"seq": r.seq, "type": r.type, "data": r.data} for r in (await c.execute(q)).all()]
 
 
 async def bounds(c: AsyncConnection, message_id: str) -> tuple[int | None, int | None]:
-    row = (await c.execute(select(func.min(E.seq), func.max(E.seq))
-                           .where(E.message_id == message_id))).one()
+    row = (
+        await c.execute(select(func.min(E.seq), func.max(E.seq)).where(E.message_id == message_id))
+    ).one()
     return row[0], row[1]
 
 
@@ -108,9 +125,9 @@ async def append_durable(c: AsyncConnection, message_id: str, type_: str, data: 
 async def prune(c: AsyncConnection, older_than_ms: int) -> int:
     """Drop the logs of finished messages whose newest event is older than the cutoff."""
     M = t.messages.c
-    old = (select(E.message_id).group_by(E.message_id)
-           .having(func.max(E.created_at) < older_than_ms))
+    old = select(E.message_id).group_by(E.message_id).having(func.max(E.created_at) < older_than_ms)
     finished = select(M.id).where(M.status != "streaming")
-    res = await c.execute(delete(t.stream_events).where(and_(E.message_id.in_(old),
-                                                             E.message_id.in_(finished))))
+    res = await c.execute(
+        delete(t.stream_events).where(and_(E.message_id.in_(old), E.message_id.in_(finished)))
+    )
     return res.rowcount or 0

@@ -28,16 +28,24 @@ async def message_public(c: AsyncConnection, row) -> dict:
     return out
 
 
-async def end_message(c: AsyncConnection, message_id: str, *, values: dict,
-                      events: list[dict], terminal: str, terminal_data: dict) -> dict | None:
+async def end_message(
+    c: AsyncConnection,
+    message_id: str,
+    *,
+    values: dict,
+    events: list[dict],
+    terminal: str,
+    terminal_data: dict,
+) -> dict | None:
     """Finish a streaming row. ``events`` already carry seqs; the terminal event gets the next one.
 
     Returns the terminal event, or None when the row was no longer streaming (someone else ended it).
     """
     if "blocks" in values:
         values = {**values, "search_text": blk.visible_text(values["blocks"])}
-    res = await c.execute(update(t.messages).where(M.id == message_id, M.status == "streaming")
-                          .values(**values))
+    res = await c.execute(
+        update(t.messages).where(M.id == message_id, M.status == "streaming").values(**values)
+    )
     if not res.rowcount:
         return None
     row = (await c.execute(select(t.messages).where(M.id == message_id))).one()
@@ -59,14 +67,24 @@ async def end_orphan(c: AsyncConnection, message_id: str, *, stopped: bool) -> d
     a client saw from the dead process, so follow() answers such a client with a snapshot.
     """
     if stopped:
-        return await end_message(c, message_id, values={"status": "complete",
-                                                        "stop_reason": "stopped"},
-                                 events=[], terminal="done",
-                                 terminal_data={"stop_reason": "stopped", "recovered": True})
+        return await end_message(
+            c,
+            message_id,
+            values={"status": "complete", "stop_reason": "stopped"},
+            events=[],
+            terminal="done",
+            terminal_data={"stop_reason": "stopped", "recovered": True},
+        )
     return await end_message(
-        c, message_id,
+        c,
+        message_id,
         values={"status": "error", "stop_reason": "error", "error": "generation_interrupted"},
-        events=[], terminal="error",
-        terminal_data={"code": "generation_interrupted", "recovered": True,
-                       "message": "the process generating this answer stopped before it "
-                                  "finished; the text up to its last save is kept"})
+        events=[],
+        terminal="error",
+        terminal_data={
+            "code": "generation_interrupted",
+            "recovered": True,
+            "message": "the process generating this answer stopped before it "
+            "finished; the text up to its last save is kept",
+        },
+    )

@@ -29,45 +29,68 @@ def _of_message(message_id: str):
     return L.owner_token.startswith(message_id + ":", autoescape=True)
 
 
-async def acquire(c: AsyncConnection, conv_id: str, branch_key: str, principal_id: str,
-                  token: str, ttl_ms: int, now: int) -> str | None:
+async def acquire(
+    c: AsyncConnection,
+    conv_id: str,
+    branch_key: str,
+    principal_id: str,
+    token: str,
+    ttl_ms: int,
+    now: int,
+) -> str | None:
     """Take the lease; None on success, else the live holder's token."""
-    key = and_(L.conversation_id == conv_id, L.branch_key == branch_key,
-               L.principal_id == principal_id)
+    key = and_(
+        L.conversation_id == conv_id, L.branch_key == branch_key, L.principal_id == principal_id
+    )
     await c.execute(delete(t.conversation_generation_leases).where(key, L.expires_at <= now))
     ins = pg_insert if c.dialect.name == "postgresql" else sqlite_insert
-    await c.execute(ins(t.conversation_generation_leases).values(
-        conversation_id=conv_id, branch_key=branch_key, principal_id=principal_id,
-        owner_token=token, expires_at=now + ttl_ms).on_conflict_do_nothing())
+    await c.execute(
+        ins(t.conversation_generation_leases)
+        .values(
+            conversation_id=conv_id,
+            branch_key=branch_key,
+            principal_id=principal_id,
+            owner_token=token,
+            expires_at=now + ttl_ms,
+        )
+        .on_conflict_do_nothing()
+    )
     holder = (await c.execute(select(L.owner_token).where(key))).scalar()
     return None if holder == token else holder
 
 
 async def live_count(c: AsyncConnection, principal_id: str, now: int) -> int:
-    q = select(func.count()).select_from(t.conversation_generation_leases).where(
-        L.principal_id == principal_id, L.expires_at > now)
+    q = (
+        select(func.count())
+        .select_from(t.conversation_generation_leases)
+        .where(L.principal_id == principal_id, L.expires_at > now)
+    )
     return (await c.execute(q)).scalar_one()
 
 
 async def state(c: AsyncConnection, token: str) -> str:
     """'ok', 'stop' (a stop was requested elsewhere) or 'lost' (expired and taken/swept)."""
-    held = (await c.execute(select(L.owner_token).where(
-        L.owner_token.in_([token, token + STOP])))).scalar()
+    held = (
+        await c.execute(select(L.owner_token).where(L.owner_token.in_([token, token + STOP])))
+    ).scalar()
     if held is None:
         return "lost"
     return "stop" if held.endswith(STOP) else "ok"
 
 
 async def renew(c: AsyncConnection, token: str, ttl_ms: int, now: int) -> bool:
-    res = await c.execute(update(t.conversation_generation_leases)
-                          .where(L.owner_token.in_([token, token + STOP]))
-                          .values(expires_at=now + ttl_ms))
+    res = await c.execute(
+        update(t.conversation_generation_leases)
+        .where(L.owner_token.in_([token, token + STOP]))
+        .values(expires_at=now + ttl_ms)
+    )
     return (res.rowcount or 0) > 0
 
 
 async def release(c: AsyncConnection, token: str) -> None:
-    await c.execute(delete(t.conversation_generation_leases)
-                    .where(L.owner_token.in_([token, token + STOP])))
+    await c.execute(
+        delete(t.conversation_generation_leases).where(L.owner_token.in_([token, token + STOP]))
+    )
 
 
 async def release_message(c: AsyncConnection, message_id: str) -> None:
@@ -85,6 +108,9 @@ async def request_stop(c: AsyncConnection, message_id: str, now: int) -> bool:
     if token is None:
         return False
     if not token.endswith(STOP):
-        await c.execute(update(t.conversation_generation_leases)
-                        .where(L.owner_token == token).values(owner_token=token + STOP))
+        await c.execute(
+            update(t.conversation_generation_leases)
+            .where(L.owner_token == token)
+            .values(owner_token=token + STOP)
+        )
     return True

@@ -40,8 +40,9 @@ class StopIn(Input):
 
 async def sse_body(rt: Runtime, message_id: str, after: int):
     """SSE text for a message's events after ``after``, with ``: ping`` while nothing happens."""
-    async for batch in service.follow_batches(rt, message_id, after,
-                                              idle_s=rt.settings.ping_interval_s):
+    async for batch in service.follow_batches(
+        rt, message_id, after, idle_s=rt.settings.ping_interval_s
+    ):
         yield frames(batch) if batch else PING
 
 
@@ -51,19 +52,31 @@ def wants_sse(request: Request) -> bool:
 
 def turn_response(rt: Runtime, request: Request, ids: service.TurnIds):
     if wants_sse(request):
-        return StreamingResponse(sse_body(rt, ids.assistant_message_id, 0),
-                                 media_type="text/event-stream", headers=SSE_HEADERS)
+        return StreamingResponse(
+            sse_body(rt, ids.assistant_message_id, 0),
+            media_type="text/event-stream",
+            headers=SSE_HEADERS,
+        )
     body = ids.as_dict()
-    body["stream_url"] = (f"/api/conversations/{ids.conversation_id}/messages/"
-                          f"{ids.assistant_message_id}/stream")
+    body["stream_url"] = (
+        f"/api/conversations/{ids.conversation_id}/messages/{ids.assistant_message_id}/stream"
+    )
     return JSONResponse(body, status_code=202)
 
 
 async def start_turn_route(rt: Runtime, p: Principal, cid: str, body: MessageIn, request: Request):
     """Registered as ``rt.extras["start_turn"]``; called by POST /api/conversations/{cid}/messages."""
     check_size(body.content, rt.settings.max_message_bytes)
-    ids = await service.start_turn(rt, p, cid, body.content, parent_id=body.parent_id,
-                                   model=body.model, metadata=body.metadata, branch=body.branch)
+    ids = await service.start_turn(
+        rt,
+        p,
+        cid,
+        body.content,
+        parent_id=body.parent_id,
+        model=body.model,
+        metadata=body.metadata,
+        branch=body.branch,
+    )
     return turn_response(rt, request, ids)
 
 
@@ -72,35 +85,56 @@ def _last_event_id(request: Request, query_value: str | None) -> int:
     try:
         value = int(raw.strip())
     except ValueError:
-        raise BadRequest("Last-Event-ID must be an event sequence number",
-                         code="invalid_last_event_id", details={"value": raw}) from None
+        raise BadRequest(
+            "Last-Event-ID must be an event sequence number",
+            code="invalid_last_event_id",
+            details={"value": raw},
+        ) from None
     if value < 0:
-        raise BadRequest("Last-Event-ID must not be negative", code="invalid_last_event_id",
-                         details={"value": raw})
+        raise BadRequest(
+            "Last-Event-ID must not be negative",
+            code="invalid_last_event_id",
+            details={"value": raw},
+        )
     return value
 
 
 @router.get("/api/conversations/{cid}/messages/{mid}/stream")
-async def resume(cid: str, mid: str, request: Request,
-                 last_event_id: str | None = Query(None, max_length=20),
-                 p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+async def resume(
+    cid: str,
+    mid: str,
+    request: Request,
+    last_event_id: str | None = Query(None, max_length=20),
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     after = _last_event_id(request, last_event_id)
     await service.check_message(rt, p, cid, mid)
-    return StreamingResponse(sse_body(rt, mid, after), media_type="text/event-stream",
-                             headers=SSE_HEADERS)
+    return StreamingResponse(
+        sse_body(rt, mid, after), media_type="text/event-stream", headers=SSE_HEADERS
+    )
 
 
 @router.post("/api/conversations/{cid}/regenerate", status_code=202)
-async def regenerate(cid: str, request: Request, body: RegenerateIn | None = None,
-                     p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+async def regenerate(
+    cid: str,
+    request: Request,
+    body: RegenerateIn | None = None,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     body = body or RegenerateIn()
     ids = await service.regenerate(rt, p, cid, message_id=body.message_id, model=body.model)
     return turn_response(rt, request, ids)
 
 
 @router.post("/api/conversations/{cid}/stop")
-async def stop(cid: str, body: StopIn | None = None, p: Principal = Depends(current_user),
-               rt: Runtime = Depends(get_runtime)):
+async def stop(
+    cid: str,
+    body: StopIn | None = None,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return await service.stop(rt, p, cid, (body or StopIn()).message_id)
 
 

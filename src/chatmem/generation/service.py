@@ -55,15 +55,23 @@ class TurnIds:
         return iter((self.user_message_id, self.assistant_message_id))
 
     def as_dict(self) -> dict:
-        return {"conversation_id": self.conversation_id, "user_message_id": self.user_message_id,
-                "assistant_message_id": self.assistant_message_id}
+        return {
+            "conversation_id": self.conversation_id,
+            "user_message_id": self.user_message_id,
+            "assistant_message_id": self.assistant_message_id,
+        }
 
 
 async def _message_in(c, conv_id: str, mid: str, what: str = "parent"):
-    row = (await c.execute(select(t.messages).where(M.id == mid, M.conversation_id == conv_id))).first()
+    row = (
+        await c.execute(select(t.messages).where(M.id == mid, M.conversation_id == conv_id))
+    ).first()
     if row is None:
-        raise Unprocessable(f"{what} message not found in this conversation",
-                            code=f"invalid_{what}", details={f"{what}_id": mid})
+        raise Unprocessable(
+            f"{what} message not found in this conversation",
+            code=f"invalid_{what}",
+            details={f"{what}_id": mid},
+        )
     return row
 
 
@@ -72,41 +80,97 @@ async def _check_capacity(c, rt, p: Principal, now: int) -> None:
         # FOR NO KEY UPDATE: inserts referencing the user (memories, jobs' rows) take KEY SHARE
         # locks, which this does not conflict with — a plain FOR UPDATE deadlocked against the
         # memory job.
-        await c.execute(select(t.users.c.id).where(t.users.c.id == p.id)
-                        .with_for_update(key_share=True))
+        await c.execute(
+            select(t.users.c.id).where(t.users.c.id == p.id).with_for_update(key_share=True)
+        )
     cap = rt.settings.max_concurrent_turns
     if await leases.live_count(c, p.id, now) >= cap:
-        raise TooManyRequests(f"at most {cap} answers may be generated at once; wait for one to "
-                              "finish or stop it", code="too_many_turns", details={"limit": cap})
+        raise TooManyRequests(
+            f"at most {cap} answers may be generated at once; wait for one to finish or stop it",
+            code="too_many_turns",
+            details={"limit": cap},
+        )
 
 
-async def _placeholder(c, conv, parent_id: str, p: Principal, model: ModelInfo, mid: str,
-                       user_id_for_event: str, now: int):
+async def _placeholder(
+    c,
+    conv,
+    parent_id: str,
+    p: Principal,
+    model: ModelInfo,
+    mid: str,
+    user_id_for_event: str,
+    now: int,
+):
     row = await store.insert_message(
-        c, conv, parent_id=parent_id, role="assistant", blocks=[], user_id=p.id,
-        status="streaming", id=mid, provider=model.provider, model_id=model.id,
-        model_label=model.label, fast=int(model.fast), now=now)
-    start = {"seq": 1, "type": "message_start",
-             "data": {"conversation_id": conv.id, "user_message_id": user_id_for_event,
-                      "assistant_message_id": mid,
-                      "model": "fast" if model.fast else model.id,
-                      "model_label": "Fast" if model.fast else model.label}}
+        c,
+        conv,
+        parent_id=parent_id,
+        role="assistant",
+        blocks=[],
+        user_id=p.id,
+        status="streaming",
+        id=mid,
+        provider=model.provider,
+        model_id=model.id,
+        model_label=model.label,
+        fast=int(model.fast),
+        now=now,
+    )
+    start = {
+        "seq": 1,
+        "type": "message_start",
+        "data": {
+            "conversation_id": conv.id,
+            "user_message_id": user_id_for_event,
+            "assistant_message_id": mid,
+            "model": "fast" if model.fast else model.id,
+            "model_label": "Fast" if model.fast else model.label,
+        },
+    }
     await ev.insert_events(c, mid, [start])
     return row, start
 
 
-def _launch(rt, p: Principal, conv_id: str, user_mid: str, mid: str, model: ModelInfo, token: str,
-            first_turn: bool, run_hook: bool, start_event: dict, now: int) -> None:
+def _launch(
+    rt,
+    p: Principal,
+    conv_id: str,
+    user_mid: str,
+    mid: str,
+    model: ModelInfo,
+    token: str,
+    first_turn: bool,
+    run_hook: bool,
+    start_event: dict,
+    now: int,
+) -> None:
     g = get_state(rt)
-    spec = TurnSpec(principal=p, conv_id=conv_id, user_message_id=user_mid,
-                    assistant_message_id=mid, model=model, token=token, first_turn=first_turn,
-                    run_hook=run_hook, started_ms=now)
+    spec = TurnSpec(
+        principal=p,
+        conv_id=conv_id,
+        user_message_id=user_mid,
+        assistant_message_id=mid,
+        model=model,
+        token=token,
+        first_turn=first_turn,
+        run_hook=run_hook,
+        started_ms=now,
+    )
     g.track(TurnRunner(rt, g, spec, ev.LiveLog(mid, [start_event])))
 
 
-async def start_turn(rt, principal: Principal, conv_id: str, blocks: list[dict], *,
-                     parent_id: str | None = None, model: str | None = None,
-                     metadata: dict | None = None, branch: bool = False) -> TurnIds:
+async def start_turn(
+    rt,
+    principal: Principal,
+    conv_id: str,
+    blocks: list[dict],
+    *,
+    parent_id: str | None = None,
+    model: str | None = None,
+    metadata: dict | None = None,
+    branch: bool = False,
+) -> TurnIds:
     """``branch`` (edit-and-resend) takes ``parent_id`` literally: with no parent the new user
     message is a new root beside the first one instead of following the active leaf."""
     p = principal
@@ -121,8 +185,11 @@ async def start_turn(rt, principal: Principal, conv_id: str, blocks: list[dict],
         if parent is not None:
             prow = await _message_in(c, conv_id, parent)
             if prow.role == "assistant" and prow.status == "streaming":
-                raise Conflict("the message you are replying to is still being generated",
-                               code="parent_streaming", details={"message_id": prow.id})
+                raise Conflict(
+                    "the message you are replying to is still being generated",
+                    code="parent_streaming",
+                    details={"message_id": prow.id},
+                )
         await _check_capacity(c, rt, p, now)
         mid = new_id("msg")
         token = f"{mid}:{secret_token(18)}"
@@ -132,14 +199,18 @@ async def start_turn(rt, principal: Principal, conv_id: str, blocks: list[dict],
         if holder is not None:
             running = leases.message_of(holder)
             if not (explicit and await _is_edit(c, running, blocks)):
-                raise Conflict("an answer on this branch is already being generated",
-                               code="generation_in_progress", details={"message_id": running})
+                raise Conflict(
+                    "an answer on this branch is already being generated",
+                    code="generation_in_progress",
+                    details={"message_id": running},
+                )
             # an edit-and-resend while the first version is still answering: its own branch
             await leases.acquire(c, conv_id, f"{key}/{mid}", p.id, token, ttl, now)
         first_turn = conv.message_count == 0
         extra = {"metadata": metadata} if metadata else {}
-        urow = await store.insert_message(c, conv, parent_id=parent, role="user", blocks=blocks,
-                                          user_id=p.id, now=now, **extra)
+        urow = await store.insert_message(
+            c, conv, parent_id=parent, role="user", blocks=blocks, user_id=p.id, now=now, **extra
+        )
         _, start = await _placeholder(c, conv, urow.id, p, info, mid, urow.id, now)
     _launch(rt, p, conv_id, urow.id, mid, info, token, first_turn, True, start, now)
     return TurnIds(conv_id, urow.id, mid)
@@ -154,8 +225,14 @@ async def _is_edit(c, running_mid: str, blocks: list[dict]) -> bool:
     return urow is None or blk.visible_text(urow.blocks) != blk.visible_text(blocks)
 
 
-async def regenerate(rt, principal: Principal, conv_id: str, *, message_id: str | None = None,
-                     model: str | None = None) -> TurnIds:
+async def regenerate(
+    rt,
+    principal: Principal,
+    conv_id: str,
+    *,
+    message_id: str | None = None,
+    model: str | None = None,
+) -> TurnIds:
     p = principal
     g = get_state(rt)
     now = now_ms()
@@ -168,23 +245,30 @@ async def regenerate(rt, principal: Principal, conv_id: str, *, message_id: str 
         user = target
         if target.role == "assistant":
             if target.parent_id is None:
-                raise Unprocessable("this answer has no question to answer again",
-                                    code="nothing_to_regenerate")
+                raise Unprocessable(
+                    "this answer has no question to answer again", code="nothing_to_regenerate"
+                )
             user = await _message_in(c, conv_id, target.parent_id, "message")
         if user.role != "user":
-            raise Unprocessable("regenerate needs a user message or an answer to one",
-                                code="nothing_to_regenerate", details={"message_id": target_id})
+            raise Unprocessable(
+                "regenerate needs a user message or an answer to one",
+                code="nothing_to_regenerate",
+                details={"message_id": target_id},
+            )
         default_model = target.model_id if target.role == "assistant" and not target.fast else None
         info = g.registry.resolve(model or default_model or conv.model_id or None)
         await _check_capacity(c, rt, p, now)
         mid = new_id("msg")
         token = f"{mid}:{secret_token(18)}"
-        holder = await leases.acquire(c, conv_id, user.id, p.id, token,
-                                      rt.settings.lease_ttl_s * 1000, now)
+        holder = await leases.acquire(
+            c, conv_id, user.id, p.id, token, rt.settings.lease_ttl_s * 1000, now
+        )
         if holder is not None:
-            raise Conflict("an answer to this message is already being generated",
-                           code="generation_in_progress",
-                           details={"message_id": leases.message_of(holder)})
+            raise Conflict(
+                "an answer to this message is already being generated",
+                code="generation_in_progress",
+                details={"message_id": leases.message_of(holder)},
+            )
         _, start = await _placeholder(c, conv, user.id, p, info, mid, user.id, now)
     _launch(rt, p, conv_id, user.id, mid, info, token, False, False, start, now)
     return TurnIds(conv_id, user.id, mid)
@@ -205,11 +289,17 @@ async def _snapshot_end(rt, message_id: str) -> list[dict]:
     if row.status == "error":
         block = next((b for b in row.blocks or () if b.get("kind") == "error"), {})
         code = block.get("code") or row.error or "error"
-        out.append({"seq": None, "type": "error",
-                    "data": {"code": code, "message": block.get("text") or row.error or code}})
+        out.append(
+            {
+                "seq": None,
+                "type": "error",
+                "data": {"code": code, "message": block.get("text") or row.error or code},
+            }
+        )
     else:
-        out.append({"seq": None, "type": "done",
-                    "data": {"stop_reason": row.stop_reason, "message": msg}})
+        out.append(
+            {"seq": None, "type": "done", "data": {"stop_reason": row.stop_reason, "message": msg}}
+        )
     return out
 
 
@@ -238,8 +328,9 @@ async def _last_event(rt, message_id: str):
     return hi, last
 
 
-async def follow_batches(rt, message_id: str, after_seq: int = 0, *,
-                         idle_s: float | None = None) -> AsyncIterator[list[dict]]:
+async def follow_batches(
+    rt, message_id: str, after_seq: int = 0, *, idle_s: float | None = None
+) -> AsyncIterator[list[dict]]:
     """Like ``follow`` but yields lists of events (what the SSE writer sends in one write); with
     ``idle_s``, also an empty list whenever that long passed without events (keep-alive)."""
     g = get_state(rt)
@@ -281,8 +372,9 @@ async def follow_batches(rt, message_id: str, after_seq: int = 0, *,
             return  # the message was deleted
         if status != "streaming":
             hi, last = await _shielded(_last_event(rt, message_id))
-            recovered = bool(last and last[0]["type"] in TERMINAL
-                             and (last[0]["data"] or {}).get("recovered"))
+            recovered = bool(
+                last and last[0]["type"] in TERMINAL and (last[0]["data"] or {}).get("recovered")
+            )
             if (hi or 0) < seq or (recovered and (hi or 0) <= seq):
                 # the client may have seen events a crashed process never saved (numbered like
                 # the ones the sweeper wrote after them): give it the saved message and the
@@ -312,8 +404,9 @@ async def follow(rt, message_id: str, after_seq: int = 0) -> AsyncIterator[dict]
             yield e
 
 
-async def stop(rt, principal: Principal, conv_id: str, message_id: str | None = None,
-               *, wait_s: float = 10.0) -> dict:
+async def stop(
+    rt, principal: Principal, conv_id: str, message_id: str | None = None, *, wait_s: float = 10.0
+) -> dict:
     g = get_state(rt)
     async with rt.db.read() as c:
         await store.get_conversation(c, principal.id, conv_id)
@@ -321,8 +414,9 @@ async def stop(rt, principal: Principal, conv_id: str, message_id: str | None = 
             row = await store.get_message(c, conv_id, message_id)
             targets = [row.id] if row.status == "streaming" else []
         else:
-            q = select(M.id).where(M.conversation_id == conv_id, M.user_id == principal.id,
-                                   M.status == "streaming")
+            q = select(M.id).where(
+                M.conversation_id == conv_id, M.user_id == principal.id, M.status == "streaming"
+            )
             targets = [r.id for r in (await c.execute(q)).all()]
     for mid in targets:
         runner = g.runners.get(mid)
@@ -335,13 +429,16 @@ async def stop(rt, principal: Principal, conv_id: str, message_id: str | None = 
     deadline = asyncio.get_running_loop().time() + wait_s
     while targets:
         async with rt.db.read() as c:
-            busy = (await c.execute(select(M.id).where(M.id.in_(targets),
-                                                       M.status == "streaming"))).all()
+            busy = (
+                await c.execute(select(M.id).where(M.id.in_(targets), M.status == "streaming"))
+            ).all()
         if not busy or asyncio.get_running_loop().time() > deadline:
             break
         await asyncio.sleep(0.05)
     async with rt.db.read() as c:
         rows = await store.rows_by_ids(c, targets)
         info = await store.branch_info_for(c, conv_id, rows)
-    return {"stopped": targets,
-            "messages": [message_out(r, info.get(r.id), is_admin=principal.is_admin) for r in rows]}
+    return {
+        "stopped": targets,
+        "messages": [message_out(r, info.get(r.id), is_admin=principal.is_admin) for r in rows],
+    }

@@ -29,9 +29,11 @@ L = t.conversation_generation_leases.c
 
 
 def _live_lease(now: int):
-    return exists(select(L.owner_token).where(
-        func.substr(L.owner_token, 1, func.length(M.id) + 1) == M.id + ":",
-        L.expires_at > now))
+    return exists(
+        select(L.owner_token).where(
+            func.substr(L.owner_token, 1, func.length(M.id) + 1) == M.id + ":", L.expires_at > now
+        )
+    )
 
 
 class Sweeper:
@@ -71,16 +73,25 @@ class Sweeper:
         now = now_ms()
         mine = get_state(rt).runners
         async with rt.db.read() as c:
-            q = (select(M.id).where(M.status == "streaming", ~_live_lease(now))
-                 .order_by(M.created_at).limit(200))
+            q = (
+                select(M.id)
+                .where(M.status == "streaming", ~_live_lease(now))
+                .order_by(M.created_at)
+                .limit(200)
+            )
             candidates = [r.id for r in (await c.execute(q)).all() if r.id not in mine]
         ended = []
         for mid in candidates:
             async with rt.db.write() as c:
                 if await leases.live_token(c, mid, now_ms()) is not None:
                     continue  # renewed meanwhile
-                token = (await c.execute(select(L.owner_token).where(
-                    L.owner_token.startswith(mid + ":", autoescape=True)))).scalar()
+                token = (
+                    await c.execute(
+                        select(L.owner_token).where(
+                            L.owner_token.startswith(mid + ":", autoescape=True)
+                        )
+                    )
+                ).scalar()
                 stopped = bool(token and token.endswith(leases.STOP))
                 if await end_orphan(c, mid, stopped=stopped) is not None:
                     ended.append(mid)

@@ -22,8 +22,10 @@ log = logging.getLogger("chatmem.generation.titles")
 C = t.conversations.c
 M = t.messages.c
 DEFAULT_TITLES = ("", "新对话", "New chat")
-PROMPT = ("Write a title of at most six words for a conversation that starts with the message "
-          "below. Answer with the title only, no quotes.\n\n{text}")
+PROMPT = (
+    "Write a title of at most six words for a conversation that starts with the message "
+    "below. Answer with the title only, no quotes.\n\n{text}"
+)
 
 
 def words_title(text: str, n_words: int = 8, max_chars: int = 60) -> str:
@@ -39,7 +41,7 @@ def words_title(text: str, n_words: int = 8, max_chars: int = 60) -> str:
 
 def clean_model_title(text: str) -> str:
     line = next((ln for ln in text.strip().splitlines() if ln.strip()), "")
-    return line.strip().strip('"“”\'').rstrip(".")[:80]
+    return line.strip().strip("\"“”'").rstrip(".")[:80]
 
 
 @handler("title")
@@ -49,8 +51,14 @@ async def title_job(rt, payload: dict) -> None:
         conv = (await c.execute(select(C.title).where(C.id == cid))).first()
         if conv is None or conv.title not in DEFAULT_TITLES:
             return
-        first = (await c.execute(select(M.blocks).where(M.conversation_id == cid, M.role == "user")
-                                 .order_by(M.created_at, M.id).limit(1))).first()
+        first = (
+            await c.execute(
+                select(M.blocks)
+                .where(M.conversation_id == cid, M.role == "user")
+                .order_by(M.created_at, M.id)
+                .limit(1)
+            )
+        ).first()
     text = blk.visible_text(first.blocks) if first else ""
     if not text.strip():
         return
@@ -59,13 +67,20 @@ async def title_job(rt, payload: dict) -> None:
     if reg.has_real_model():
         model = reg.resolve(None)
         try:
-            title = clean_model_title(await complete(
-                reg.provider(model.provider), model,
-                [ChatMessage("user", PROMPT.format(text=text[:2000]))], max_tokens=24))
+            title = clean_model_title(
+                await complete(
+                    reg.provider(model.provider),
+                    model,
+                    [ChatMessage("user", PROMPT.format(text=text[:2000]))],
+                    max_tokens=24,
+                )
+            )
         except Exception:
             log.exception("title by model failed for %s; using the first words", cid)
     title = title or words_title(text, rt.settings.title_words)
     async with rt.db.write() as c:
-        await c.execute(update(t.conversations)
-                        .where(C.id == cid, C.title.in_(DEFAULT_TITLES))
-                        .values(title=title, updated_at=now_ms()))
+        await c.execute(
+            update(t.conversations)
+            .where(C.id == cid, C.title.in_(DEFAULT_TITLES))
+            .values(title=title, updated_at=now_ms())
+        )

@@ -24,7 +24,7 @@ from ..conversations import store
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..jobs.queue import enqueue
-from ..providers.base import (Finish, ModelInfo, ProviderError, TextDelta, ThinkingDelta, Usage)
+from ..providers.base import Finish, ModelInfo, ProviderError, TextDelta, ThinkingDelta, Usage
 from . import leases, pricing
 from .events import LiveLog, insert_events
 from .finalize import end_message
@@ -113,8 +113,11 @@ class TurnRunner:
             return ("error", "error", "context_error", str(e) or type(e).__name__)
         consume = asyncio.create_task(self._consume(messages))
         stopper = asyncio.create_task(self.stop_event.wait())
-        done, _ = await asyncio.wait({consume, stopper}, timeout=self.rt.settings.turn_cap_s,
-                                     return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(
+            {consume, stopper},
+            timeout=self.rt.settings.turn_cap_s,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
         stopper.cancel()
         if consume not in done:
             consume.cancel()
@@ -124,8 +127,12 @@ class TurnRunner:
             if self.stop_cause == "stopped":
                 return ("complete", "stopped", None, None)
             if self.stop_cause == "shutdown":
-                return ("error", "error", "generation_interrupted",
-                        "the server shut down before this answer finished")
+                return (
+                    "error",
+                    "error",
+                    "generation_interrupted",
+                    "the server shut down before this answer finished",
+                )
             return ("lost", None, None, None)
         exc = consume.exception()
         if exc is None:
@@ -144,13 +151,21 @@ class TurnRunner:
         async with rt.db.read() as c:
             conv = await store.get_conversation(c, spec.principal.id, spec.conv_id)
             ctx = await context_service.build_turn_context(
-                c, conv=conv, settings=rt.settings, parent_id=spec.user_message_id,
-                model=spec.model, principal=spec.principal, rt=rt, allow_inline=False)
+                c,
+                conv=conv,
+                settings=rt.settings,
+                parent_id=spec.user_message_id,
+                model=spec.model,
+                principal=spec.principal,
+                rt=rt,
+                allow_inline=False,
+            )
         if compacted is not None:
             ctx.report.setdefault("compaction", {}).update(compacted.public(), ran=True)
         self.report = ctx.report or {}
         self.context_tokens = int(self.report.get("total_tokens") or 0) or sum(
-            pricing.estimate_tokens(m.content) for m in ctx.messages)
+            pricing.estimate_tokens(m.content) for m in ctx.messages
+        )
         return ctx.messages
 
     async def _compact_first(self):
@@ -162,8 +177,12 @@ class TurnRunner:
         spec = self.spec
         try:
             res = await context_service.ensure_compacted(
-                self.rt, conversation_id=spec.conv_id, user_id=spec.principal.id,
-                parent_id=spec.user_message_id, model=spec.model)
+                self.rt,
+                conversation_id=spec.conv_id,
+                user_id=spec.principal.id,
+                parent_id=spec.user_message_id,
+                model=spec.model,
+            )
         except Exception:
             log.exception("turn %s: inline compaction failed", spec.assistant_message_id)
             return None
@@ -210,9 +229,10 @@ class TurnRunner:
             blocks = self.blocks()
             async with self.rt.db.write() as c:
                 res = await c.execute(
-                    update(t.messages).where(M.id == self.spec.assistant_message_id,
-                                             M.status == "streaming")
-                    .values(blocks=blocks, search_text="".join(self.text)))
+                    update(t.messages)
+                    .where(M.id == self.spec.assistant_message_id, M.status == "streaming")
+                    .values(blocks=blocks, search_text="".join(self.text))
+                )
                 if not res.rowcount:  # swept or ended elsewhere: stop writing
                     self.request_stop("lost")
                     return
@@ -245,28 +265,54 @@ class TurnRunner:
             log.warning("turn %s lost its lease; the sweeper ended it", spec.assistant_message_id)
             return
         text = "".join(self.text)
-        b = pricing.bill(spec.model, self.usage, context_tokens=self.context_tokens,
-                         output_text=text + "".join(self.thinking),
-                         credits_per_usd=self.rt.settings.credits_per_usd)
+        b = pricing.bill(
+            spec.model,
+            self.usage,
+            context_tokens=self.context_tokens,
+            output_text=text + "".join(self.thinking),
+            credits_per_usd=self.rt.settings.credits_per_usd,
+        )
         blocks = self.blocks()
         if status == "error":
             blocks = [*blocks, {"kind": "error", "code": code, "text": message}]
-        values = dict(status=status, stop_reason=stop_reason, error=message or "", blocks=blocks,
-                      cost=b.cost, credits=b.credits, gen_ms=now_ms() - spec.started_ms,
-                      metadata={"context": self.report}, **b.usage())
+        values = dict(
+            status=status,
+            stop_reason=stop_reason,
+            error=message or "",
+            blocks=blocks,
+            cost=b.cost,
+            credits=b.credits,
+            gen_ms=now_ms() - spec.started_ms,
+            metadata={"context": self.report},
+            **b.usage(),
+        )
         async with self._flush_lock:
             pending = self.live.pending()
             seq = self.live.last_seq
-            usage_ev = {"seq": seq + 1, "type": "usage", "data": {**b.usage(), "credits": b.credits}}
+            usage_ev = {
+                "seq": seq + 1,
+                "type": "usage",
+                "data": {**b.usage(), "credits": b.credits},
+            }
             async with self.rt.db.write() as c:
                 if status == "error":
-                    final = await end_message(c, spec.assistant_message_id, values=values,
-                                              events=[*pending, usage_ev], terminal="error",
-                                              terminal_data={"code": code, "message": message})
+                    final = await end_message(
+                        c,
+                        spec.assistant_message_id,
+                        values=values,
+                        events=[*pending, usage_ev],
+                        terminal="error",
+                        terminal_data={"code": code, "message": message},
+                    )
                 else:
-                    final = await end_message(c, spec.assistant_message_id, values=values,
-                                              events=[*pending, usage_ev], terminal="done",
-                                              terminal_data={"stop_reason": stop_reason})
+                    final = await end_message(
+                        c,
+                        spec.assistant_message_id,
+                        values=values,
+                        events=[*pending, usage_ev],
+                        terminal="done",
+                        terminal_data={"stop_reason": stop_reason},
+                    )
                     if final is not None:
                         await self._enqueue_jobs(c)
                         await self._record_agent_reply(c)
@@ -277,17 +323,29 @@ class TurnRunner:
             self.live.add(final["type"], final["data"], durable=True)
 
     async def _record_agent_reply(self, c) -> None:
-        row = (await c.execute(select(M.agent_id, M.search_text, M.created_at)
-                               .where(M.id == self.spec.assistant_message_id))).one()
+        row = (
+            await c.execute(
+                select(M.agent_id, M.search_text, M.created_at).where(
+                    M.id == self.spec.assistant_message_id
+                )
+            )
+        ).one()
         if row.agent_id and row.search_text:
             await agents_service.record_reply(c, row.agent_id, row.search_text, row.created_at)
 
     async def _enqueue_jobs(self, c) -> None:
         spec = self.spec
         cid = spec.conv_id
-        await enqueue(c, "memory.extract", {"conversation_id": cid, "user_id": spec.principal.id,
-                                            "message_id": spec.assistant_message_id},
-                      dedupe_key=f"memory:{cid}")
+        await enqueue(
+            c,
+            "memory.extract",
+            {
+                "conversation_id": cid,
+                "user_id": spec.principal.id,
+                "message_id": spec.assistant_message_id,
+            },
+            dedupe_key=f"memory:{cid}",
+        )
         await enqueue(c, "compaction", {"conversation_id": cid}, dedupe_key=f"compact:{cid}")
         if spec.first_turn:
             await enqueue(c, "title", {"conversation_id": cid}, dedupe_key=f"title:{cid}")

@@ -41,18 +41,34 @@ def handler(kind: str) -> Callable[[Handler], Handler]:
     return register
 
 
-async def enqueue(c: AsyncConnection, kind: str, payload: dict, *, dedupe_key: str | None = None,
-                  delay_ms: int = 0, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> str | None:
+async def enqueue(
+    c: AsyncConnection,
+    kind: str,
+    payload: dict,
+    *,
+    dedupe_key: str | None = None,
+    delay_ms: int = 0,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+) -> str | None:
     """Insert a queued job; returns its id, or None when an equal dedupe key is already queued."""
     now = now_ms()
     jid = new_id("job")
-    values = dict(id=jid, kind=kind, payload=payload, dedupe_key=dedupe_key, status="queued",
-                  run_after=now + delay_ms, max_attempts=max_attempts, created_at=now,
-                  updated_at=now)
+    values = dict(
+        id=jid,
+        kind=kind,
+        payload=payload,
+        dedupe_key=dedupe_key,
+        status="queued",
+        run_after=now + delay_ms,
+        max_attempts=max_attempts,
+        created_at=now,
+        updated_at=now,
+    )
     ins = pg_insert if c.dialect.name == "postgresql" else sqlite_insert
     stmt = ins(t.jobs).values(**values)
     if dedupe_key is not None:
-        stmt = stmt.on_conflict_do_nothing(index_elements=["dedupe_key"],
-                                           index_where=text("status = 'queued'"))
+        stmt = stmt.on_conflict_do_nothing(
+            index_elements=["dedupe_key"], index_where=text("status = 'queued'")
+        )
     res = await c.execute(stmt)
     return jid if res.rowcount == 1 else None

@@ -29,8 +29,11 @@ def install(rt: Runtime) -> None:
 
 
 @router.get("")
-async def list_jobs(status: Literal["queued", "running", "done", "failed"] | None = None,
-                    kind: str | None = Query(None, max_length=100),
-                    limit: int = Query(50, ge=1, le=500),
-                    _p: Principal = Depends(current_admin), rt: Runtime = Depends(get_runtime)):
+async def list_jobs(
+    status: Literal["queued", "running", "done", "failed"] | None = None,
+    kind: str | None = Query(None, max_length=100),
+    limit: int = Query(50, ge=1, le=500),
+    _p: Principal = Depends(current_admin),
+    rt: Runtime = Depends(get_runtime),
+):
     return await list_recent(rt.db, status=status, kind=kind, limit=limit)

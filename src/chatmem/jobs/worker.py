@@ -56,7 +56,9 @@ def _due(now: int, kinds: list[str] | None) -> list:
     return [due] if kinds is None else [due, J.kind.in_(kinds)]
 
 
-async def claim(db, worker_id: str, *, visibility_ms: int, kinds: list[str] | None = None) -> dict | None:
+async def claim(
+    db, worker_id: str, *, visibility_ms: int, kinds: list[str] | None = None
+) -> dict | None:
     """Atomically take the next runnable job (queued and due, or running with an expired lock)."""
     # A plain read first: idle polling must not take SQLite's single write lock.
     async with db.read() as c:
@@ -67,10 +69,18 @@ async def claim(db, worker_id: str, *, visibility_ms: int, kinds: list[str] | No
         sub = select(J.id).where(*_due(now, kinds)).order_by(J.run_after, J.id).limit(1)
         if c.dialect.name == "postgresql":
             sub = sub.with_for_update(skip_locked=True)
-        stmt = (update(t.jobs).where(J.id == sub.scalar_subquery())
-                .values(status="running", attempts=J.attempts + 1, locked_by=worker_id,
-                        locked_until=now + visibility_ms, updated_at=now)
-                .returning(J.id, J.kind, J.payload, J.attempts, J.max_attempts, J.dedupe_key))
+        stmt = (
+            update(t.jobs)
+            .where(J.id == sub.scalar_subquery())
+            .values(
+                status="running",
+                attempts=J.attempts + 1,
+                locked_by=worker_id,
+                locked_until=now + visibility_ms,
+                updated_at=now,
+            )
+            .returning(J.id, J.kind, J.payload, J.attempts, J.max_attempts, J.dedupe_key)
+        )
         row = (await c.execute(stmt)).first()
     return dict(row._mapping) if row else None
 
@@ -79,22 +89,35 @@ async def heartbeat(db, job_id: str, worker_id: str, visibility_ms: int) -> bool
     """Extend the lock; False when this worker no longer holds the job."""
     async with db.write() as c:
         now = now_ms()
-        res = await c.execute(update(t.jobs).where(
-            J.id == job_id, J.locked_by == worker_id, J.status == "running").values(
-            locked_until=now + visibility_ms, updated_at=now))
+        res = await c.execute(
+            update(t.jobs)
+            .where(J.id == job_id, J.locked_by == worker_id, J.status == "running")
+            .values(locked_until=now + visibility_ms, updated_at=now)
+        )
     return res.rowcount == 1
 
 
 async def complete(db, job_id: str, worker_id: str) -> bool:
     async with db.write() as c:
-        res = await c.execute(update(t.jobs).where(
-            J.id == job_id, J.locked_by == worker_id, J.status == "running").values(
-            status="done", locked_until=None, last_error="", updated_at=now_ms()))
+        res = await c.execute(
+            update(t.jobs)
+            .where(J.id == job_id, J.locked_by == worker_id, J.status == "running")
+            .values(status="done", locked_until=None, last_error="", updated_at=now_ms())
+        )
     return res.rowcount == 1
 
 
-async def fail(db, job: dict, worker_id: str, error: str, *, permanent: bool, base_s: float,
-               cap_s: float, requeue_now: bool = False) -> str:
+async def fail(
+    db,
+    job: dict,
+    worker_id: str,
+    error: str,
+    *,
+    permanent: bool,
+    base_s: float,
+    cap_s: float,
+    requeue_now: bool = False,
+) -> str:
     """Record a failure: back to ``queued`` with a delay, or ``failed`` for good. Returns the status."""
     error = error[-ERROR_MAX_CHARS:]
     async with db.write() as c:
@@ -102,9 +125,14 @@ async def fail(db, job: dict, worker_id: str, error: str, *, permanent: bool, ba
         owned = and_(J.id == job["id"], J.locked_by == worker_id, J.status == "running")
         retry = requeue_now or (not permanent and job["attempts"] < job["max_attempts"])
         if retry:
-            values = dict(status="queued", locked_by="", locked_until=None, last_error=error,
-                          updated_at=now, run_after=now if requeue_now else
-                          now + backoff_ms(job["attempts"], base_s, cap_s))
+            values = dict(
+                status="queued",
+                locked_by="",
+                locked_until=None,
+                last_error=error,
+                updated_at=now,
+                run_after=now if requeue_now else now + backoff_ms(job["attempts"], base_s, cap_s),
+            )
             if requeue_now:  # not the job's fault (worker shutdown): give the attempt back
                 values["attempts"] = J.attempts - 1
             try:
@@ -113,8 +141,11 @@ async def fail(db, job: dict, worker_id: str, error: str, *, permanent: bool, ba
                 return "queued" if res.rowcount == 1 else "lost"
             except IntegrityError:  # an equal dedupe key was queued meanwhile: it will do the work
                 error += " (retry folded into the queued job with the same dedupe key)"
-        res = await c.execute(update(t.jobs).where(owned).values(
-            status="failed", locked_until=None, last_error=error, updated_at=now))
+        res = await c.execute(
+            update(t.jobs)
+            .where(owned)
+            .values(status="failed", locked_until=None, last_error=error, updated_at=now)
+        )
         return "failed" if res.rowcount == 1 else "lost"
 
 
@@ -122,18 +153,39 @@ async def reap(db, *, keep_done_ms: int) -> None:
     """Fail running jobs whose lock expired with no attempts left; drop old finished jobs."""
     async with db.write() as c:
         now = now_ms()
-        await c.execute(update(t.jobs).where(
-            J.status == "running", J.locked_until < now, J.attempts >= J.max_attempts).values(
-            status="failed", locked_until=None, updated_at=now,
-            last_error="visibility timeout passed with no attempts left (worker lost)"))
+        await c.execute(
+            update(t.jobs)
+            .where(J.status == "running", J.locked_until < now, J.attempts >= J.max_attempts)
+            .values(
+                status="failed",
+                locked_until=None,
+                updated_at=now,
+                last_error="visibility timeout passed with no attempts left (worker lost)",
+            )
+        )
         await c.execute(delete(t.jobs).where(J.status == "done", J.updated_at < now - keep_done_ms))
 
 
 def job_out(row) -> dict:
     m = row._mapping
-    return {k: m[k] for k in ("id", "kind", "payload", "dedupe_key", "status", "run_after",
-                              "attempts", "max_attempts", "locked_by", "locked_until",
-                              "last_error", "created_at", "updated_at")}
+    return {
+        k: m[k]
+        for k in (
+            "id",
+            "kind",
+            "payload",
+            "dedupe_key",
+            "status",
+            "run_after",
+            "attempts",
+            "max_attempts",
+            "locked_by",
+            "locked_until",
+            "last_error",
+            "created_at",
+            "updated_at",
+        )
+    }
 
 
 async def list_recent(db, *, status: str | None, kind: str | None, limit: int) -> dict:
@@ -151,8 +203,14 @@ async def list_recent(db, *, status: str | None, kind: str | None, limit: int) -
 class Worker:
     """Runs jobs in this process until stopped (a Runtime service)."""
 
-    def __init__(self, rt, *, worker_id: str | None = None, concurrency: int = 1,
-                 kinds: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        rt,
+        *,
+        worker_id: str | None = None,
+        concurrency: int = 1,
+        kinds: list[str] | None = None,
+    ) -> None:
         self.rt = rt
         self.id = worker_id or new_worker_id()
         self.concurrency = max(1, concurrency)
@@ -184,16 +242,32 @@ class Worker:
                 raise Permanent(f"no handler for job kind {job['kind']!r}")
             await fn(self.rt, job["payload"] or {})
         except asyncio.CancelledError:
-            await fail(self.rt.db, job, self.id, "worker stopped", permanent=False,
-                       base_s=s.job_backoff_s, cap_s=s.job_backoff_max_s, requeue_now=True)
+            await fail(
+                self.rt.db,
+                job,
+                self.id,
+                "worker stopped",
+                permanent=False,
+                base_s=s.job_backoff_s,
+                cap_s=s.job_backoff_max_s,
+                requeue_now=True,
+            )
             raise
         except Exception as e:
             permanent = isinstance(e, Permanent)
             err = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
-            job["outcome"] = await fail(self.rt.db, job, self.id, err, permanent=permanent,
-                                        base_s=s.job_backoff_s, cap_s=s.job_backoff_max_s)
-            log.warning("job %s (%s) attempt %s failed: %s", job["id"], job["kind"],
-                        job["attempts"], e)
+            job["outcome"] = await fail(
+                self.rt.db,
+                job,
+                self.id,
+                err,
+                permanent=permanent,
+                base_s=s.job_backoff_s,
+                cap_s=s.job_backoff_max_s,
+            )
+            log.warning(
+                "job %s (%s) attempt %s failed: %s", job["id"], job["kind"], job["attempts"], e
+            )
         else:
             job["outcome"] = "done" if await complete(self.rt.db, job["id"], self.id) else "lost"
         finally:
@@ -218,7 +292,9 @@ class Worker:
             try:
                 self._loops += 1
                 if self._loops % 200 == 1:
-                    await reap(self.rt.db, keep_done_ms=int(self.rt.settings.job_keep_done_s * 1000))
+                    await reap(
+                        self.rt.db, keep_done_ms=int(self.rt.settings.job_keep_done_s * 1000)
+                    )
                 job = await self.run_once()
             except asyncio.CancelledError:
                 raise
@@ -232,8 +308,10 @@ class Worker:
 
     async def start(self) -> None:
         self._stopping.clear()
-        self._tasks = [asyncio.create_task(self._loop(), name=f"job-worker-{i}")
-                       for i in range(self.concurrency)]
+        self._tasks = [
+            asyncio.create_task(self._loop(), name=f"job-worker-{i}")
+            for i in range(self.concurrency)
+        ]
 
     async def stop(self, grace_s: float = 5.0) -> None:
         self._stopping.set()

@@ -77,10 +77,13 @@ _SENT = re.compile(r"[^.!?。！？\n]+(?:[.!?]+(?=\s|$)|[。！？]+|\n|$)|[^\n
 _REMEMBER = re.compile(
     r"^\s*(?:please\s+|hey,?\s+)?(?:remember|don't forget|do not forget|keep in mind|note)"
     r"(?:\s+that)?[\s:,，]+(?P<body>.+)$|^\s*(?:请|你)?(?:记住|记得|帮我记住|帮我记一下)[\s:：,，]*(?P<zbody>.+)$",
-    re.I | re.S)
+    re.I | re.S,
+)
 _FORGET = re.compile(
     r"^\s*(?:please\s+)?forget(?:\s+that|\s+about|\s+what i said about)?[\s:,，]+(?P<body>.+)$"
-    r"|^\s*(?:请|你)?(?:忘记|忘掉|忘了|别再记得)[\s:：,，]*(?P<zbody>.+)$", re.I | re.S)
+    r"|^\s*(?:请|你)?(?:忘记|忘掉|忘了|别再记得)[\s:：,，]*(?P<zbody>.+)$",
+    re.I | re.S,
+)
 
 
 def sentences(text: str) -> list[str]:
@@ -101,8 +104,11 @@ def parse_command(text: str) -> tuple[str, str] | None:
 
 # ── the rule-based extractor ────────────────────────────────────────────────────────────────────
 
+
 def _is_question(sentence: str) -> bool:
-    return sentence.rstrip().endswith(("?", "？")) or bool(re.search(r"[吗呢][\s。？?]*$", sentence))
+    return sentence.rstrip().endswith(("?", "？")) or bool(
+        re.search(r"[吗呢][\s。？?]*$", sentence)
+    )
 
 
 def _bad_value(p: pt.Pattern, v: str) -> bool:
@@ -111,8 +117,9 @@ def _bad_value(p: pt.Pattern, v: str) -> bool:
     low = v.lower()
     if p.lang == "en":
         first = low.split()[0] if low.split() else ""
-        if first in pt.QUESTION_WORDS_EN or any(low == w or low.startswith(w + " ")
-                                                for w in pt.VAGUE_EN):
+        if first in pt.QUESTION_WORDS_EN or any(
+            low == w or low.startswith(w + " ") for w in pt.VAGUE_EN
+        ):
             return True
     else:
         if any(w in v for w in pt.QUESTION_WORDS_ZH):
@@ -150,8 +157,9 @@ def match_sentence(sentence: str, *, lang: str | None = None) -> list[tuple[pt.P
     return out
 
 
-def _candidate(p: pt.Pattern, g: dict, msg: SourceMessage, *, agent: bool, now: int,
-               origin: str = "extracted") -> Candidate:
+def _candidate(
+    p: pt.Pattern, g: dict, msg: SourceMessage, *, agent: bool, now: int, origin: str = "extracted"
+) -> Candidate:
     k = g.get("k", "")
     if p.lang == "zh" and p.slot == "{k}_name" and k in pt.ZH_RELATIONS:
         slot = f"{pt.ZH_RELATIONS[k]}_name"
@@ -165,12 +173,20 @@ def _candidate(p: pt.Pattern, g: dict, msg: SourceMessage, *, agent: bool, now: 
     ttl = pt.duration_ms(g.get("t", ""), p.ttl_ms) if (p.ttl_ms or g.get("t")) else None
     time_bound = ttl is not None
     return Candidate(
-        memory_text=text[:MAX_TEXT], memory_type=mtype, slot=slot, value=g["v"],
-        importance=p.importance, confidence=p.confidence,
+        memory_text=text[:MAX_TEXT],
+        memory_type=mtype,
+        slot=slot,
+        value=g["v"],
+        importance=p.importance,
+        confidence=p.confidence,
         status=QUERY_DEPENDENT if time_bound else ACTIVE,
-        valid_from=observed, valid_until=(observed + ttl) if time_bound else None,
-        source_message_ids=(msg.id,), origin=origin, observed_at=observed,
-        affected_domains=(slot,) if slot else ())
+        valid_from=observed,
+        valid_until=(observed + ttl) if time_bound else None,
+        source_message_ids=(msg.id,),
+        origin=origin,
+        observed_at=observed,
+        affected_domains=(slot,) if slot else (),
+    )
 
 
 def _dedupe(cands: list[Candidate]) -> list[Candidate]:
@@ -183,8 +199,9 @@ def _dedupe(cands: list[Candidate]) -> list[Candidate]:
     return out
 
 
-def rule_candidates(msg: SourceMessage, *, agent: bool = False, now: int = 0,
-                    origin: str = "extracted") -> list[Candidate]:
+def rule_candidates(
+    msg: SourceMessage, *, agent: bool = False, now: int = 0, origin: str = "extracted"
+) -> list[Candidate]:
     """Candidates from one user message (commands included: 'remember X' yields X's facts)."""
     if msg.role != "user":
         return []
@@ -350,14 +367,25 @@ def validate_items(obj: dict | None, inp: ExtractionInput) -> ExtractionResult:
         if valid_until is not None and status == ACTIVE:
             status = QUERY_DEPENDENT
         observed = msg.created_at or inp.now
-        out.append(Candidate(
-            memory_text=text[:MAX_TEXT], memory_type=mtype, slot=slot,
-            value=str(item.get("value") or "").strip()[:MAX_TEXT], importance=importance,
-            confidence=confidence, status=status,
-            valid_from=valid_from if valid_from is not None else observed, valid_until=valid_until,
-            source_message_ids=(msg.id,), observed_at=observed,
-            affected_domains=tuple(str(d) for d in item.get("affected_domains", ()) or ()
-                                   if isinstance(d, str))[:8] or ((slot,) if slot else ())))
+        out.append(
+            Candidate(
+                memory_text=text[:MAX_TEXT],
+                memory_type=mtype,
+                slot=slot,
+                value=str(item.get("value") or "").strip()[:MAX_TEXT],
+                importance=importance,
+                confidence=confidence,
+                status=status,
+                valid_from=valid_from if valid_from is not None else observed,
+                valid_until=valid_until,
+                source_message_ids=(msg.id,),
+                observed_at=observed,
+                affected_domains=tuple(
+                    str(d) for d in item.get("affected_domains", ()) or () if isinstance(d, str)
+                )[:8]
+                or ((slot,) if slot else ()),
+            )
+        )
     return ExtractionResult(_dedupe(out)[: inp.cap], rejected)
 
 
@@ -374,8 +402,9 @@ class LLMExtractor:
     async def extract(self, inp: ExtractionInput) -> ExtractionResult:
         if not any(m.role == "user" for m in inp.messages):
             return ExtractionResult([])
-        text = await complete(self.provider, self.model, build_prompt(inp),
-                              max_tokens=self.max_tokens)
+        text = await complete(
+            self.provider, self.model, build_prompt(inp), max_tokens=self.max_tokens
+        )
         return validate_items(_json_object(text), inp)
 
 
@@ -383,8 +412,18 @@ class LLMExtractor:
 
 #: Words that name a slot without stating its value ("forget where I live", "忘记我的名字").
 SLOT_WORDS: dict[str, tuple[str, ...]] = {
-    "home_location": ("where i live", "my address", "my home", "my location", "where i'm based",
-                      "住在哪", "住址", "地址", "住哪", "我住的地方"),
+    "home_location": (
+        "where i live",
+        "my address",
+        "my home",
+        "my location",
+        "where i'm based",
+        "住在哪",
+        "住址",
+        "地址",
+        "住哪",
+        "我住的地方",
+    ),
     "name": ("my name", "what i'm called", "名字"),
     "preferred_name": ("what to call me", "my nickname", "怎么称呼我", "昵称", "小名"),
     "employer": ("where i work", "my employer", "my company", "在哪工作", "我的公司"),
@@ -393,9 +432,25 @@ SLOT_WORDS: dict[str, tuple[str, ...]] = {
     "birthday": ("my birthday", "生日"),
     "current_location": ("where i am this week", "my trip", "出差"),
 }
-_FILLER_EN = frozenset("that i my me the a an about what said is am was were to of in on at it "
-                       "everything thing things please you said".split())
-_FILLER_ZH = ("我说过的", "我说的", "关于", "那件事", "这件事", "的事", "我的", "我", "的", "那个", "这个", "吧", "了")
+_FILLER_EN = frozenset(
+    "that i my me the a an about what said is am was were to of in on at it "
+    "everything thing things please you said".split()
+)
+_FILLER_ZH = (
+    "我说过的",
+    "我说的",
+    "关于",
+    "那件事",
+    "这件事",
+    "的事",
+    "我的",
+    "我",
+    "的",
+    "那个",
+    "这个",
+    "吧",
+    "了",
+)
 
 
 def forget_matches(body: str, rows: list, *, now: int = 0) -> list[str]:
@@ -427,7 +482,10 @@ def forget_matches(body: str, rows: list, *, now: int = 0) -> list[str]:
     core = re.sub(r"[\s，。！？,.!?]", "", core)
     if core and re.search(r"[\u3400-\u9fff]", core):
         for r in live:
-            if core in r.memory_text or (r.value and core in r.value) or \
-                    (r.value and r.value in core and len(r.value) >= 2):
+            if (
+                core in r.memory_text
+                or (r.value and core in r.value)
+                or (r.value and r.value in core and len(r.value) >= 2)
+            ):
                 hit.add(r.id)
     return sorted(hit)

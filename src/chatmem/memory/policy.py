@@ -117,7 +117,9 @@ class Candidate:
     source_message_ids: tuple[str, ...] = ()
     affected_domains: tuple[str, ...] = ()
     origin: str = "extracted"  # extracted | user | tool
-    observed_at: int = 0  # when it was said (source message time); the order when valid_from is None
+    observed_at: int = (
+        0  # when it was said (source message time); the order when valid_from is None
+    )
 
     @property
     def order(self) -> tuple[int, str]:
@@ -134,7 +136,9 @@ class Change:
     """One row change: ``before``/``after`` hold only the fields that changed."""
 
     memory_id: str
-    event: str  # created | reinforced | superseded | conflict | unlinked | edited | enabled | disabled
+    event: (
+        str  # created | reinforced | superseded | conflict | unlinked | edited | enabled | disabled
+    )
     before: dict | None
     after: dict
     reason: str = ""
@@ -150,9 +154,22 @@ class Plan:
 
 def _diff(old: Mem, new: Mem) -> tuple[dict, dict]:
     before, after = {}, {}
-    for k in ("memory_text", "memory_type", "slot", "value", "status", "origin", "confidence",
-              "importance", "source_message_ids", "supersedes", "superseded_by", "valid_from",
-              "valid_until", "reason"):
+    for k in (
+        "memory_text",
+        "memory_type",
+        "slot",
+        "value",
+        "status",
+        "origin",
+        "confidence",
+        "importance",
+        "source_message_ids",
+        "supersedes",
+        "superseded_by",
+        "valid_from",
+        "valid_until",
+        "reason",
+    ):
         a, b = getattr(old, k), getattr(new, k)
         if a != b:
             before[k], after[k] = a, b
@@ -165,11 +182,21 @@ def _change(old: Mem, new: Mem, event: str, reason: str = "") -> Change:
 
 
 def _snapshot(m: Mem) -> dict:
-    return {"memory_text": m.memory_text, "memory_type": m.memory_type, "slot": m.slot,
-            "value": m.value, "status": m.status, "origin": m.origin, "confidence": m.confidence,
-            "importance": m.importance, "source_message_ids": list(m.source_message_ids),
-            "supersedes": list(m.supersedes), "superseded_by": list(m.superseded_by),
-            "valid_from": m.valid_from, "valid_until": m.valid_until}
+    return {
+        "memory_text": m.memory_text,
+        "memory_type": m.memory_type,
+        "slot": m.slot,
+        "value": m.value,
+        "status": m.status,
+        "origin": m.origin,
+        "confidence": m.confidence,
+        "importance": m.importance,
+        "source_message_ids": list(m.source_message_ids),
+        "supersedes": list(m.supersedes),
+        "superseded_by": list(m.superseded_by),
+        "valid_from": m.valid_from,
+        "valid_until": m.valid_until,
+    }
 
 
 def _add(xs: list[str], *ys: str) -> list[str]:
@@ -182,7 +209,9 @@ def _add(xs: list[str], *ys: str) -> list[str]:
 
 def _same(m: Mem, c: Candidate) -> bool:
     if c.slot and m.slot == c.slot:
-        return normalize_value(m.value or m.memory_text) == normalize_value(c.value or c.memory_text)
+        return normalize_value(m.value or m.memory_text) == normalize_value(
+            c.value or c.memory_text
+        )
     if not c.slot and not m.slot:
         return normalize_text(m.memory_text) == normalize_text(c.memory_text)
     return normalize_text(m.memory_text) == normalize_text(c.memory_text)
@@ -190,18 +219,32 @@ def _same(m: Mem, c: Candidate) -> bool:
 
 def _new_row(c: Candidate, new_id: str, now: int, status: str, reason: str = "") -> Mem:
     valid_from = c.valid_from if c.valid_from is not None else (c.observed_at or now)
-    return Mem(id=new_id, memory_text=c.memory_text.strip(), slot=c.slot, value=c.value.strip(),
-               status=status, origin=c.origin, confidence=round(min(1.0, max(0.0, c.confidence)), 4),
-               importance=min(5, max(1, int(c.importance))), memory_type=c.memory_type,
-               source_message_ids=list(dict.fromkeys(c.source_message_ids)),
-               affected_domains=list(c.affected_domains), valid_from=valid_from,
-               valid_until=c.valid_until, created_at=now, reason=reason)
+    return Mem(
+        id=new_id,
+        memory_text=c.memory_text.strip(),
+        slot=c.slot,
+        value=c.value.strip(),
+        status=status,
+        origin=c.origin,
+        confidence=round(min(1.0, max(0.0, c.confidence)), 4),
+        importance=min(5, max(1, int(c.importance))),
+        memory_type=c.memory_type,
+        source_message_ids=list(dict.fromkeys(c.source_message_ids)),
+        affected_domains=list(c.affected_domains),
+        valid_from=valid_from,
+        valid_until=c.valid_until,
+        created_at=now,
+        reason=reason,
+    )
 
 
 def _reinforce(m: Mem, c: Candidate) -> Plan:
-    new = replace(m, source_message_ids=_add(m.source_message_ids, *c.source_message_ids),
-                  confidence=round(min(1.0, max(m.confidence, c.confidence) + 0.05), 4),
-                  importance=max(m.importance, min(5, max(1, int(c.importance)))))
+    new = replace(
+        m,
+        source_message_ids=_add(m.source_message_ids, *c.source_message_ids),
+        confidence=round(min(1.0, max(m.confidence, c.confidence) + 0.05), 4),
+        importance=max(m.importance, min(5, max(1, int(c.importance)))),
+    )
     if c.origin == USER_ORIGIN and m.origin != USER_ORIGIN:
         new.origin = USER_ORIGIN
     if c.valid_until is not None and m.status == QUERY_DEPENDENT:
@@ -215,8 +258,9 @@ def plan_candidate(existing: list[Mem], c: Candidate, new_id: str, now: int) -> 
     matching = [m for m in existing if _same(m, c)]
     srcs = set(c.source_message_ids)
     if srcs and any(srcs <= set(m.source_message_ids) for m in matching):
-        return Plan("duplicate", memory_id=next(m.id for m in matching
-                                                if srcs <= set(m.source_message_ids)))
+        return Plan(
+            "duplicate", memory_id=next(m.id for m in matching if srcs <= set(m.source_message_ids))
+        )
     if c.origin != USER_ORIGIN and any(m.status in (DISABLED, DELETED) for m in matching):
         return Plan("suppressed")
     live_same = [m for m in matching if m.status in LIVE]
@@ -239,8 +283,11 @@ def plan_candidate(existing: list[Mem], c: Candidate, new_id: str, now: int) -> 
         row = _new_row(c, new_id, now, QUERY_DEPENDENT, "time-bound")
         return Plan("created", insert=row, memory_id=new_id)
 
-    rivals = [m for m in existing if m.slot == c.slot and m.status in (ACTIVE, UNKNOWN_CURRENT)
-              and not _same(m, c)]
+    rivals = [
+        m
+        for m in existing
+        if m.slot == c.slot and m.status in (ACTIVE, UNKNOWN_CURRENT) and not _same(m, c)
+    ]
     if not rivals:
         return Plan("created", insert=_new_row(c, new_id, now, ACTIVE), memory_id=new_id)
 
@@ -260,8 +307,12 @@ def plan_candidate(existing: list[Mem], c: Candidate, new_id: str, now: int) -> 
         row.superseded_by = [cur.id]
         row.valid_until = cur.valid_from if cur.valid_from is not None else cur.created_at
         new_cur = replace(cur, supersedes=_add(cur.supersedes, new_id))
-        return Plan("stale", insert=row, memory_id=new_id,
-                    changes=[_change(cur, new_cur, "linked", "an older value was recorded")])
+        return Plan(
+            "stale",
+            insert=row,
+            memory_id=new_id,
+            changes=[_change(cur, new_cur, "linked", "an older value was recorded")],
+        )
     if all(cand_order > m.order for m in rivals):
         return _supersede(rivals, _new_row(c, new_id, now, ACTIVE), "newer value")
     # No order between the values: neither can be called current.
@@ -277,10 +328,15 @@ def plan_candidate(existing: list[Mem], c: Candidate, new_id: str, now: int) -> 
 def _supersede(rivals: list[Mem], row: Mem, reason: str) -> Plan:
     changes = []
     for m in sorted(rivals, key=lambda m: m.id):
-        new = replace(m, status=STALE, superseded_by=_add(m.superseded_by, row.id),
-                      valid_until=row.valid_from if m.valid_until is None
-                      else min(m.valid_until, row.valid_from or m.valid_until),
-                      reason=f"superseded: {reason}")
+        new = replace(
+            m,
+            status=STALE,
+            superseded_by=_add(m.superseded_by, row.id),
+            valid_until=row.valid_from
+            if m.valid_until is None
+            else min(m.valid_until, row.valid_from or m.valid_until),
+            reason=f"superseded: {reason}",
+        )
         changes.append(_change(m, new, "superseded", reason))
         row.supersedes = _add(row.supersedes, m.id)
     return Plan("superseded", insert=row, changes=changes, memory_id=row.id)
@@ -296,9 +352,13 @@ def plan_activate(existing: list[Mem], target: Mem, now: int, reason: str) -> li
     for m in sorted(existing, key=lambda m: m.id):
         if m.id == target.id or m.slot != target.slot or m.status not in (ACTIVE, UNKNOWN_CURRENT):
             continue
-        new = replace(m, status=STALE, superseded_by=_add(m.superseded_by, target.id),
-                      valid_until=m.valid_until if m.valid_until is not None else now,
-                      reason=f"superseded: {reason}")
+        new = replace(
+            m,
+            status=STALE,
+            superseded_by=_add(m.superseded_by, target.id),
+            valid_until=m.valid_until if m.valid_until is not None else now,
+            reason=f"superseded: {reason}",
+        )
         changes.append(_change(m, new, "superseded", reason))
     return changes
 
@@ -312,11 +372,17 @@ def plan_purge(existing: list[Mem], purged: Mem) -> list[Change]:
     changes = []
     linked = set(purged.supersedes) | set(purged.superseded_by)
     for m in sorted(existing, key=lambda m: m.id):
-        if m.id == purged.id or (m.id not in linked and purged.id not in m.supersedes
-                                 and purged.id not in m.superseded_by):
+        if m.id == purged.id or (
+            m.id not in linked
+            and purged.id not in m.supersedes
+            and purged.id not in m.superseded_by
+        ):
             continue
-        new = replace(m, supersedes=[x for x in m.supersedes if x != purged.id],
-                      superseded_by=[x for x in m.superseded_by if x != purged.id])
+        new = replace(
+            m,
+            supersedes=[x for x in m.supersedes if x != purged.id],
+            superseded_by=[x for x in m.superseded_by if x != purged.id],
+        )
         if new.status == STALE and not new.superseded_by:
             new.status = DISABLED
             new.reason = "its superseding memory was purged"

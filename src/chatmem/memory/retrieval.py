@@ -22,8 +22,17 @@ from . import store
 
 MEM = t.memories.c
 #: What ranking and rendering need (no JSON columns to decode).
-COLS = (MEM.id, MEM.agent_id, MEM.memory_text, MEM.memory_type, MEM.slot, MEM.status,
-        MEM.importance, MEM.confidence, MEM.updated_at)
+COLS = (
+    MEM.id,
+    MEM.agent_id,
+    MEM.memory_text,
+    MEM.memory_type,
+    MEM.slot,
+    MEM.status,
+    MEM.importance,
+    MEM.confidence,
+    MEM.updated_at,
+)
 CONSTRAINT_TYPES = ("constraint", "边界")
 MAX_LINE_CHARS = 500  # seed 000's memory cap
 
@@ -31,7 +40,8 @@ AGENT_HEADER = "以下是用户与该 Agent 的长期记忆，请优先尊重：
 NATIVE_HEADER = (
     "Long-term memories about the user, from earlier conversations. [CURRENT] lines are current "
     "facts; [CONTEXT-DEPENDENT] lines hold only for the time or situation they state. Use them "
-    "when relevant; never contradict a user's constraint.")
+    "when relevant; never contradict a user's constraint."
+)
 
 # Score weights (constraints are placed first regardless of score).
 W_IMPORTANCE, W_RELEVANCE, W_CONFIDENCE, W_RECENCY = 0.40, 0.35, 0.15, 0.10
@@ -78,16 +88,27 @@ def rank(rows, relevance: dict[str, float], query: str, now: int, *, agent: bool
             rel = max(rel, cjk_overlap(qgrams, r.memory_text))
         age = max(0, now - int(r.updated_at or 0))
         recency = 0.5 ** (age / RECENCY_HALF_LIFE_MS)
-        score = (W_IMPORTANCE * (int(r.importance) - 1) / 4 + W_RELEVANCE * rel
-                 + W_CONFIDENCE * float(r.confidence) + W_RECENCY * recency)
-        out.append(Ranked(r.id, render_line(r, agent=agent), round(score, 6),
-                          r.memory_type in CONSTRAINT_TYPES))
+        score = (
+            W_IMPORTANCE * (int(r.importance) - 1) / 4
+            + W_RELEVANCE * rel
+            + W_CONFIDENCE * float(r.confidence)
+            + W_RECENCY * recency
+        )
+        out.append(
+            Ranked(
+                r.id,
+                render_line(r, agent=agent),
+                round(score, 6),
+                r.memory_type in CONSTRAINT_TYPES,
+            )
+        )
     out.sort(key=lambda x: (not x.constraint, -x.score, x.id))
     return out
 
 
-def pack(ranked: list[Ranked], header: str, budget_tokens: int, count_tokens, *,
-         max_lines: int) -> tuple[list[str], list[str]]:
+def pack(
+    ranked: list[Ranked], header: str, budget_tokens: int, count_tokens, *, max_lines: int
+) -> tuple[list[str], list[str]]:
     """Greedy: take lines in rank order while header + lines fit the budget (pure)."""
     if budget_tokens <= 0 or not ranked:
         return [], []
@@ -110,35 +131,59 @@ def _prefer_agent_scope(rows, agent_id: str | None):
     if agent_id is None:
         return rows
     agent_slots = {(r.slot, r.status) for r in rows if r.agent_id == agent_id and r.slot}
-    return [r for r in rows if not (r.agent_id is None and r.slot and (r.slot, r.status) in agent_slots)]
+    return [
+        r for r in rows if not (r.agent_id is None and r.slot and (r.slot, r.status) in agent_slots)
+    ]
 
 
-async def candidates(c: AsyncConnection, user_id: str, agent_id: str | None, query: str, now: int,
-                     *, per_status: int = 60, constraint_limit: int = 30,
-                     fts_limit: int = 30) -> tuple[list, dict[str, float]]:
+async def candidates(
+    c: AsyncConnection,
+    user_id: str,
+    agent_id: str | None,
+    query: str,
+    now: int,
+    *,
+    per_status: int = 60,
+    constraint_limit: int = 30,
+    fts_limit: int = 30,
+) -> tuple[list, dict[str, float]]:
     """Injectable rows (bounded) and their full-text relevance to ``query``.
 
     Three index range reads (``idx_memories_inject`` per status in importance/recency order, and
     ``idx_memories_user_type_status`` for constraints) plus the best full-text matches: the work
     does not grow with the number of memories a user has.
     """
-    scope = MEM.agent_id.is_(None) if agent_id is None else or_(MEM.agent_id.is_(None),
-                                                                 MEM.agent_id == agent_id)
-    valid = and_(or_(MEM.valid_from.is_(None), MEM.valid_from <= now),
-                 or_(MEM.valid_until.is_(None), MEM.valid_until > now))
+    scope = (
+        MEM.agent_id.is_(None)
+        if agent_id is None
+        else or_(MEM.agent_id.is_(None), MEM.agent_id == agent_id)
+    )
+    valid = and_(
+        or_(MEM.valid_from.is_(None), MEM.valid_from <= now),
+        or_(MEM.valid_until.is_(None), MEM.valid_until > now),
+    )
     base = and_(MEM.user_id == user_id, MEM.status.in_(sorted(pol.INJECTABLE)), scope, valid)
     found: dict = {}
     for status in (pol.ACTIVE, pol.QUERY_DEPENDENT):
-        q = (select(*COLS).where(MEM.user_id == user_id, MEM.status == status, scope, valid)
-             .order_by(MEM.importance.desc(), MEM.updated_at.desc()).limit(per_status))
+        q = (
+            select(*COLS)
+            .where(MEM.user_id == user_id, MEM.status == status, scope, valid)
+            .order_by(MEM.importance.desc(), MEM.updated_at.desc())
+            .limit(per_status)
+        )
         for r in (await c.execute(q)).all():
             found[r.id] = r
-    q = (select(*COLS).where(base, MEM.memory_type.in_(CONSTRAINT_TYPES))
-         .order_by(MEM.importance.desc(), MEM.updated_at.desc()).limit(constraint_limit))
+    q = (
+        select(*COLS)
+        .where(base, MEM.memory_type.in_(CONSTRAINT_TYPES))
+        .order_by(MEM.importance.desc(), MEM.updated_at.desc())
+        .limit(constraint_limit)
+    )
     for r in (await c.execute(q)).all():
         found[r.id] = r
-    rel = await store.fts_scores(c, user_id, query, agent_id=agent_id, statuses=pol.INJECTABLE,
-                                 limit=fts_limit)
+    rel = await store.fts_scores(
+        c, user_id, query, agent_id=agent_id, statuses=pol.INJECTABLE, limit=fts_limit
+    )
     missing = [i for i in rel if i not in found]
     if missing:
         for r in (await c.execute(select(*COLS).where(base, MEM.id.in_(missing)))).all():
@@ -146,8 +191,17 @@ async def candidates(c: AsyncConnection, user_id: str, agent_id: str | None, que
     return _prefer_agent_scope(list(found.values()), agent_id), rel
 
 
-async def select_for_context(c: AsyncConnection, *, user_id: str, agent_id: str | None, query: str,
-                             budget_tokens: int, count_tokens, now: int, max_lines: int) -> dict:
+async def select_for_context(
+    c: AsyncConnection,
+    *,
+    user_id: str,
+    agent_id: str | None,
+    query: str,
+    budget_tokens: int,
+    count_tokens,
+    now: int,
+    max_lines: int,
+) -> dict:
     agent = agent_id is not None
     header = AGENT_HEADER if agent else NATIVE_HEADER
     rows, rel = await candidates(c, user_id, agent_id, query, now)

@@ -34,14 +34,23 @@ async def list_(
     rt: Runtime = Depends(get_runtime),
 ):
     statuses = [s.strip() for v in status or [] for s in v.split(",") if s.strip()] or None
-    return await service.list_memories(rt.db, p, status=statuses, memory_type=type,
-                                       agent_id=agent_id, slot=slot, q=q, cursor=cursor,
-                                       limit=limit)
+    return await service.list_memories(
+        rt.db,
+        p,
+        status=statuses,
+        memory_type=type,
+        agent_id=agent_id,
+        slot=slot,
+        q=q,
+        cursor=cursor,
+        limit=limit,
+    )
 
 
 @router.post("", status_code=201)
-async def create(body: MemoryIn, p: Principal = Depends(current_user),
-                 rt: Runtime = Depends(get_runtime)):
+async def create(
+    body: MemoryIn, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     return await service.create_memory(rt.db, rt.settings, p, body)
 
 
@@ -51,14 +60,22 @@ async def get(mid: str, p: Principal = Depends(current_user), rt: Runtime = Depe
 
 
 @router.patch("/{mid}")
-async def patch(mid: str, body: MemoryPatch, p: Principal = Depends(current_user),
-                rt: Runtime = Depends(get_runtime)):
+async def patch(
+    mid: str,
+    body: MemoryPatch,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return await service.update_memory(rt.db, p, mid, body.model_dump(exclude_unset=True))
 
 
 @router.delete("/{mid}", status_code=204)
-async def delete(mid: str, purge: bool = False, p: Principal = Depends(current_user),
-                 rt: Runtime = Depends(get_runtime)):
+async def delete(
+    mid: str,
+    purge: bool = False,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     if purge:
         await service.purge_memory(rt.db, p, mid)
     else:
@@ -67,5 +84,7 @@ async def delete(mid: str, purge: bool = False, p: Principal = Depends(current_u
 
 
 @router.get("/{mid}/history")
-async def history(mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+async def history(
+    mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     return await service.history(rt.db, p, mid)

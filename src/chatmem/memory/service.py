@@ -39,9 +39,14 @@ from .wire import MemoryIn, decode_cursor, encode_cursor, memory_out, source_ids
 MEM = t.memories.c
 USER_CONFIDENCE = 0.95
 
-SEED000_STATUS = {pol.ACTIVE: "active", pol.QUERY_DEPENDENT: "active",
-                  pol.UNKNOWN_CURRENT: "active", pol.STALE: "disabled", pol.DISABLED: "disabled",
-                  pol.DELETED: "deleted"}
+SEED000_STATUS = {
+    pol.ACTIVE: "active",
+    pol.QUERY_DEPENDENT: "active",
+    pol.UNKNOWN_CURRENT: "active",
+    pol.STALE: "disabled",
+    pol.DISABLED: "disabled",
+    pol.DELETED: "deleted",
+}
 
 
 def from_seed000_status(s: str) -> str:
@@ -73,21 +78,34 @@ async def _owned(c, p: Principal, mid: str, agent_id: str | None, *, deleted_ok:
 
 # ── list / get ──────────────────────────────────────────────────────────────────────────────────
 
+
 def _like(q: str) -> str:
     return "%" + q.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-async def list_memories(db: Database, p: Principal, *, status: list[str] | None = None,
-                        memory_type: str | None = None, agent_id: str | None = None,
-                        slot: str | None = None, q: str | None = None, cursor: str | None = None,
-                        limit: int = 50, full_source_text: bool = False) -> dict:
+async def list_memories(
+    db: Database,
+    p: Principal,
+    *,
+    status: list[str] | None = None,
+    memory_type: str | None = None,
+    agent_id: str | None = None,
+    slot: str | None = None,
+    q: str | None = None,
+    cursor: str | None = None,
+    limit: int = 50,
+    full_source_text: bool = False,
+) -> dict:
     """Newest update first. ``agent_id``: None = every scope, ``"none"`` = user-wide only."""
     cond = [MEM.user_id == p.id]
     if status:
         bad = [s for s in status if s not in pol.STATUSES]
         if bad:
-            raise Unprocessable(f"unknown status {bad[0]!r}", code="invalid_status",
-                                details={"allowed": list(pol.STATUSES)})
+            raise Unprocessable(
+                f"unknown status {bad[0]!r}",
+                code="invalid_status",
+                details={"allowed": list(pol.STATUSES)},
+            )
         cond.append(MEM.status.in_(status))
     else:
         cond.append(MEM.status != pol.DELETED)
@@ -105,8 +123,12 @@ async def list_memories(db: Database, p: Principal, *, status: list[str] | None 
     if cursor:
         updated, mid = decode_cursor(cursor)
         cond.append(or_(MEM.updated_at < updated, and_(MEM.updated_at == updated, MEM.id < mid)))
-    query = (select(t.memories).where(*cond).order_by(MEM.updated_at.desc(), MEM.id.desc())
-             .limit(limit + 1))
+    query = (
+        select(t.memories)
+        .where(*cond)
+        .order_by(MEM.updated_at.desc(), MEM.id.desc())
+        .limit(limit + 1)
+    )
     async with db.read() as c:
         rows = (await c.execute(query)).all()
         more = len(rows) > limit
@@ -116,8 +138,14 @@ async def list_memories(db: Database, p: Principal, *, status: list[str] | None 
     return {"items": items, "next_cursor": nxt}
 
 
-async def get_memory(db: Database, p: Principal, mid: str, *, agent_id: str | None = None,
-                     full_source_text: bool = False) -> dict:
+async def get_memory(
+    db: Database,
+    p: Principal,
+    mid: str,
+    *,
+    agent_id: str | None = None,
+    full_source_text: bool = False,
+) -> dict:
     async with db.read() as c:
         row = await _owned(c, p, mid, agent_id)
         [out] = await _out(c, p, [row], full_source_text=full_source_text)
@@ -126,8 +154,10 @@ async def get_memory(db: Database, p: Principal, mid: str, *, agent_id: str | No
 
 # ── add by hand ─────────────────────────────────────────────────────────────────────────────────
 
-async def add_candidate(c, user_id: str, agent_id: str | None, cand: pol.Candidate, actor: str,
-                        now: int) -> pol.Plan:
+
+async def add_candidate(
+    c, user_id: str, agent_id: str | None, cand: pol.Candidate, actor: str, now: int
+) -> pol.Plan:
     """Run one candidate through the policy against the fresh rows of its scope, and write it."""
     existing = await store.related(c, user_id, agent_id, cand)
     plan = pol.plan_candidate(existing, cand, new_id("mem"), now)
@@ -142,20 +172,36 @@ async def create_memory(db: Database, settings, p: Principal, body: MemoryIn) ->
         if not memory_allowed(settings, await user_settings(c, p.id)):
             raise Conflict("memory is turned off for this account", code="memory_disabled")
         if body.agent_id:
-            agent = (await c.execute(select(t.agents.c.id).where(
-                t.agents.c.id == body.agent_id, t.agents.c.user_id == p.id))).first()
+            agent = (
+                await c.execute(
+                    select(t.agents.c.id).where(
+                        t.agents.c.id == body.agent_id, t.agents.c.user_id == p.id
+                    )
+                )
+            ).first()
             if agent is None:
                 raise NotFound("agent not found", details={"agent_id": body.agent_id})
-        if body.valid_until is not None and body.valid_from is not None \
-                and body.valid_until <= body.valid_from:
+        if (
+            body.valid_until is not None
+            and body.valid_from is not None
+            and body.valid_until <= body.valid_from
+        ):
             raise Unprocessable("valid_until must be after valid_from", code="invalid_validity")
         slot = body.slot.strip().lower()
         cand = pol.Candidate(
-            memory_text=body.memory_text.strip(), memory_type=body.memory_type.strip(), slot=slot,
-            value=body.value.strip(), importance=body.importance, confidence=USER_CONFIDENCE,
-            status=body.status, valid_from=body.valid_from if body.valid_from is not None else now,
-            valid_until=body.valid_until, origin=pol.USER_ORIGIN, observed_at=now,
-            affected_domains=(slot,) if slot else ())
+            memory_text=body.memory_text.strip(),
+            memory_type=body.memory_type.strip(),
+            slot=slot,
+            value=body.value.strip(),
+            importance=body.importance,
+            confidence=USER_CONFIDENCE,
+            status=body.status,
+            valid_from=body.valid_from if body.valid_from is not None else now,
+            valid_until=body.valid_until,
+            origin=pol.USER_ORIGIN,
+            observed_at=now,
+            affected_domains=(slot,) if slot else (),
+        )
         plan = await add_candidate(c, p.id, body.agent_id, cand, p.id, now)
         row = await store.get_owned(c, p.id, plan.memory_id)
         [out] = await _out(c, p, [row])
@@ -163,6 +209,7 @@ async def create_memory(db: Database, settings, p: Principal, body: MemoryIn) ->
 
 
 # ── edit / enable / disable ─────────────────────────────────────────────────────────────────────
+
 
 def _event_for(old_status: str, new_status: str, content_changed: bool) -> str:
     if new_status != old_status and not content_changed:
@@ -172,8 +219,15 @@ def _event_for(old_status: str, new_status: str, content_changed: bool) -> str:
     return "edited"
 
 
-async def update_memory(db: Database, p: Principal, mid: str, changes: dict, *,
-                        agent_id: str | None = None, full_source_text: bool = False) -> dict:
+async def update_memory(
+    db: Database,
+    p: Principal,
+    mid: str,
+    changes: dict,
+    *,
+    agent_id: str | None = None,
+    full_source_text: bool = False,
+) -> dict:
     """PATCH: text, type, slot, value, importance, status (ACTIVE↔DISABLED; else 422)."""
     changes = {k: v for k, v in changes.items() if v is not None}
     reason = (changes.pop("reason", None) or "").strip()
@@ -188,11 +242,18 @@ async def update_memory(db: Database, p: Principal, mid: str, changes: dict, *,
                 raise Unprocessable(
                     f"status may only be set to ACTIVE or DISABLED, not {new_status!r}",
                     code="invalid_status_transition",
-                    details={"from": old.status, "to": new_status, "allowed": sorted(pol.USER_TRANSITIONS)})
+                    details={
+                        "from": old.status,
+                        "to": new_status,
+                        "allowed": sorted(pol.USER_TRANSITIONS),
+                    },
+                )
             if not pol.can_transition(old.status, new_status):
-                raise Unprocessable(f"a {old.status} memory cannot be set to {new_status}",
-                                    code="invalid_status_transition",
-                                    details={"from": old.status, "to": new_status})
+                raise Unprocessable(
+                    f"a {old.status} memory cannot be set to {new_status}",
+                    code="invalid_status_transition",
+                    details={"from": old.status, "to": new_status},
+                )
         values: dict = {}
         for k in ("memory_text", "memory_type", "slot", "value"):
             if k in changes:
@@ -217,10 +278,14 @@ async def update_memory(db: Database, p: Principal, mid: str, changes: dict, *,
         target_status = values.get("status", old.status)
         others: list[pol.Change] = []
         slot = values.get("slot", old.slot)
-        if target_status == pol.ACTIVE and slot and (
-                "status" in values or "slot" in values or "value" in values):
-            target = pol.Mem(**{**old.__dict__, **{k: v for k, v in values.items()
-                                                   if k in old.__dict__}})
+        if (
+            target_status == pol.ACTIVE
+            and slot
+            and ("status" in values or "slot" in values or "value" in values)
+        ):
+            target = pol.Mem(
+                **{**old.__dict__, **{k: v for k, v in values.items() if k in old.__dict__}}
+            )
             peers = await store.slot_rows(c, p.id, row.agent_id, slot)
             others = pol.plan_activate(peers, target, now, "set by the user")
             gained = [i for i in pol.superseded_ids(others) if i not in old.supersedes]
@@ -234,25 +299,35 @@ async def update_memory(db: Database, p: Principal, mid: str, changes: dict, *,
             values["reason"] = reason
         before = {k: getattr(old, k) for k in values if hasattr(old, k)}
         ev = _event_for(old.status, target_status, content_changed)
-        await store.apply_changes(c, p.id, [pol.Change(mid, ev, before, values,
-                                                       values.get("reason", reason))], p.id, now)
+        await store.apply_changes(
+            c, p.id, [pol.Change(mid, ev, before, values, values.get("reason", reason))], p.id, now
+        )
         await store.apply_changes(c, p.id, others, p.id, now)
         row = await store.get_owned(c, p.id, mid)
         [out] = await _out(c, p, [row], full_source_text=full_source_text)
     return out
 
 
-async def delete_memory(db: Database, p: Principal, mid: str, *, agent_id: str | None = None) -> None:
+async def delete_memory(
+    db: Database, p: Principal, mid: str, *, agent_id: str | None = None
+) -> None:
     """Soft delete: hidden from lists and context, kept (with its audit trail) until purged."""
     now = now_ms()
     async with db.write() as c:
         row = await _owned(c, p, mid, agent_id)
-        ch = pol.Change(mid, "deleted", {"status": row.status},
-                        {"status": pol.DELETED, "reason": "deleted by the user"}, "deleted by the user")
+        ch = pol.Change(
+            mid,
+            "deleted",
+            {"status": row.status},
+            {"status": pol.DELETED, "reason": "deleted by the user"},
+            "deleted by the user",
+        )
         await store.apply_changes(c, p.id, [ch], p.id, now)
 
 
-async def purge_memory(db: Database, p: Principal, mid: str, *, agent_id: str | None = None) -> None:
+async def purge_memory(
+    db: Database, p: Principal, mid: str, *, agent_id: str | None = None
+) -> None:
     """Hard delete: the memory and its audit rows are gone; links to it are removed."""
     now = now_ms()
     async with db.write() as c:
@@ -266,9 +341,17 @@ async def purge_memory(db: Database, p: Principal, mid: str, *, agent_id: str | 
 
 # ── history ─────────────────────────────────────────────────────────────────────────────────────
 
+
 def _event_out(e) -> dict:
-    return {"id": e.id, "event": e.event, "actor": e.actor, "before": e.before, "after": e.after,
-            "reason": e.reason, "created_at": e.created_at}
+    return {
+        "id": e.id,
+        "event": e.event,
+        "actor": e.actor,
+        "before": e.before,
+        "after": e.after,
+        "reason": e.reason,
+        "created_at": e.created_at,
+    }
 
 
 async def history(db: Database, p: Principal, mid: str, *, max_chain: int = 100) -> dict:
@@ -280,27 +363,54 @@ async def history(db: Database, p: Principal, mid: str, *, max_chain: int = 100)
         todo = deque([row])
         while todo and len(seen) < max_chain:
             r = todo.popleft()
-            nxt = [i for i in list(r.supersedes or []) + list(r.superseded_by or []) if i not in seen]
+            nxt = [
+                i for i in list(r.supersedes or []) + list(r.superseded_by or []) if i not in seen
+            ]
             for n in await store.rows_by_ids(c, p.id, nxt):
                 seen[n.id] = n
                 todo.append(n)
-        chain_rows = sorted(seen.values(), key=lambda r: (r.valid_from if r.valid_from is not None
-                                                          else r.created_at, r.id))
+        chain_rows = sorted(
+            seen.values(),
+            key=lambda r: (r.valid_from if r.valid_from is not None else r.created_at, r.id),
+        )
         [mem] = await _out(c, p, [row])
-    chain = [{k: r._mapping[k] for k in ("id", "memory_text", "slot", "value", "status",
-                                          "valid_from", "valid_until", "supersedes",
-                                          "superseded_by", "created_at", "updated_at")}
-             for r in chain_rows]
+    chain = [
+        {
+            k: r._mapping[k]
+            for k in (
+                "id",
+                "memory_text",
+                "slot",
+                "value",
+                "status",
+                "valid_from",
+                "valid_until",
+                "supersedes",
+                "superseded_by",
+                "created_at",
+                "updated_at",
+            )
+        }
+        for r in chain_rows
+    ]
     return {"memory": mem, "events": [_event_out(e) for e in events], "chain": chain}
 
 
-async def set_many_status(c, user_id: str, ids: list[str], status: str, actor: str, reason: str,
-                          now: int) -> list[str]:
+async def set_many_status(
+    c, user_id: str, ids: list[str], status: str, actor: str, reason: str, now: int
+) -> list[str]:
     """Disable (or otherwise set) several rows at once, one event each (the 'forget' command)."""
     rows = await store.rows_by_ids(c, user_id, ids)
-    changes = [pol.Change(r.id, "disabled" if status == pol.DISABLED else "edited",
-                          {"status": r.status}, {"status": status, "reason": reason}, reason)
-               for r in rows if r.status != status]
+    changes = [
+        pol.Change(
+            r.id,
+            "disabled" if status == pol.DISABLED else "edited",
+            {"status": r.status},
+            {"status": status, "reason": reason},
+            reason,
+        )
+        for r in rows
+        if r.status != status
+    ]
     await store.apply_changes(c, user_id, changes, actor, now)
     return [ch.memory_id for ch in changes]
-

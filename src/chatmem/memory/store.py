@@ -23,21 +23,46 @@ MEM = t.memories.c
 EV = t.memory_events.c
 MSG = t.messages.c
 
-_MEM_FIELDS = ("memory_text", "memory_type", "slot", "value", "status", "origin", "confidence",
-               "importance", "source_message_ids", "supersedes", "superseded_by",
-               "affected_domains", "valid_from", "valid_until", "reason")
+_MEM_FIELDS = (
+    "memory_text",
+    "memory_type",
+    "slot",
+    "value",
+    "status",
+    "origin",
+    "confidence",
+    "importance",
+    "source_message_ids",
+    "supersedes",
+    "superseded_by",
+    "affected_domains",
+    "valid_from",
+    "valid_until",
+    "reason",
+)
 
 
 def to_mem(row) -> pol.Mem:
     m = row._mapping
     return pol.Mem(
-        id=m["id"], memory_text=m["memory_text"], slot=m["slot"], value=m["value"],
-        status=m["status"], origin=m["origin"], confidence=float(m["confidence"]),
-        importance=int(m["importance"]), memory_type=m["memory_type"],
+        id=m["id"],
+        memory_text=m["memory_text"],
+        slot=m["slot"],
+        value=m["value"],
+        status=m["status"],
+        origin=m["origin"],
+        confidence=float(m["confidence"]),
+        importance=int(m["importance"]),
+        memory_type=m["memory_type"],
         source_message_ids=list(m["source_message_ids"] or []),
-        supersedes=list(m["supersedes"] or []), superseded_by=list(m["superseded_by"] or []),
-        affected_domains=list(m["affected_domains"] or []), valid_from=m["valid_from"],
-        valid_until=m["valid_until"], created_at=m["created_at"], reason=m["reason"])
+        supersedes=list(m["supersedes"] or []),
+        superseded_by=list(m["superseded_by"] or []),
+        affected_domains=list(m["affected_domains"] or []),
+        valid_from=m["valid_from"],
+        valid_until=m["valid_until"],
+        created_at=m["created_at"],
+        reason=m["reason"],
+    )
 
 
 def scope_cond(user_id: str, agent_id: str | None):
@@ -57,8 +82,9 @@ async def rows_by_ids(c: AsyncConnection, user_id: str, ids) -> list:
     ids = list(ids)
     if not ids:
         return []
-    return (await c.execute(select(t.memories).where(MEM.user_id == user_id,
-                                                     MEM.id.in_(ids)))).all()
+    return (
+        await c.execute(select(t.memories).where(MEM.user_id == user_id, MEM.id.in_(ids)))
+    ).all()
 
 
 # ── full text ───────────────────────────────────────────────────────────────────────────────────
@@ -67,7 +93,8 @@ _TOKEN = re.compile(r"\w+", re.U)
 STOPWORDS = frozenset(
     "a an the i me my mine you your is am are was were be been do does did to of in on at for and "
     "or but with what who where when which how that this it its we our us he she they them "
-    "please can could would should will just about".split())
+    "please can could would should will just about".split()
+)
 
 
 def query_tokens(q: str, limit: int = 16) -> list[str]:
@@ -82,9 +109,17 @@ def query_tokens(q: str, limit: int = 16) -> list[str]:
     return toks
 
 
-async def fts_scores(c: AsyncConnection, user_id: str, query: str, *, agent_id: str | None,
-                     statuses, limit: int = 50, match_all: bool = False,
-                     include_agent_scope_only: bool = False) -> dict[str, float]:
+async def fts_scores(
+    c: AsyncConnection,
+    user_id: str,
+    query: str,
+    *,
+    agent_id: str | None,
+    statuses,
+    limit: int = 50,
+    match_all: bool = False,
+    include_agent_scope_only: bool = False,
+) -> dict[str, float]:
     """Memory id → relevance in (0, 1] for rows matching ``query``'s words (best first).
 
     In an agent scope both the user-wide rows and that agent's rows are searched (what an agent
@@ -110,7 +145,8 @@ async def fts_scores(c: AsyncConnection, user_id: str, query: str, *, agent_id: 
             "SELECT memories_fts.memory_id AS id, bm25(memories_fts) AS score FROM memories_fts "
             "JOIN memories m ON m.id = memories_fts.memory_id "
             f"WHERE memories_fts MATCH :q AND m.user_id = :u AND m.status IN ({st_sql}) AND {scope} "
-            "ORDER BY score LIMIT :lim")
+            "ORDER BY score LIMIT :lim"
+        )
         rows = (await c.execute(sql, params)).all()
         raw = {r.id: -float(r.score) for r in rows}
     else:
@@ -126,7 +162,8 @@ async def fts_scores(c: AsyncConnection, user_id: str, query: str, *, agent_id: 
             "WHERE to_tsvector('simple', m.memory_text) @@ to_tsquery('simple', :q) "
             f"AND m.user_id = :u AND m.status IN ({st_sql}) AND {scope} "
             "ORDER BY m.importance DESC, m.updated_at DESC LIMIT :pool) s "
-            "ORDER BY score DESC LIMIT :lim")
+            "ORDER BY score DESC LIMIT :lim"
+        )
         rows = (await c.execute(sql, params)).all()
         raw = {r.id: float(r.score) for r in rows}
     if not raw:
@@ -142,19 +179,31 @@ async def lock_user_memory(c: AsyncConnection, user_id: str) -> None:
     on PostgreSQL a transaction-scoped advisory lock keeps two writers (the extraction job and a
     "remember …" in chat, say) from both inserting an ACTIVE row for the same slot."""
     if c.dialect.name == "postgresql":
-        await c.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
-                        {"k": f"chatmem:memory:{user_id}"})
+        await c.execute(
+            text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"chatmem:memory:{user_id}"}
+        )
 
 
 # ── reading a scope for the policy ──────────────────────────────────────────────────────────────
 
-async def related(c: AsyncConnection, user_id: str, agent_id: str | None, cand: pol.Candidate) -> list[pol.Mem]:
+
+async def related(
+    c: AsyncConnection, user_id: str, agent_id: str | None, cand: pol.Candidate
+) -> list[pol.Mem]:
     """Rows of the candidate's scope that share its slot or (probably) its text."""
     conds = []
     if cand.slot:
         conds.append(MEM.slot == cand.slot)
-    ids = await fts_scores(c, user_id, cand.memory_text, agent_id=agent_id, statuses=pol.STATUSES,
-                           limit=20, match_all=True, include_agent_scope_only=True)
+    ids = await fts_scores(
+        c,
+        user_id,
+        cand.memory_text,
+        agent_id=agent_id,
+        statuses=pol.STATUSES,
+        limit=20,
+        match_all=True,
+        include_agent_scope_only=True,
+    )
     if ids:
         conds.append(MEM.id.in_(list(ids)))
     conds.append(MEM.memory_text == cand.memory_text)
@@ -162,7 +211,9 @@ async def related(c: AsyncConnection, user_id: str, agent_id: str | None, cand: 
     return [to_mem(r) for r in (await c.execute(q)).all()]
 
 
-async def slot_rows(c: AsyncConnection, user_id: str, agent_id: str | None, slot: str) -> list[pol.Mem]:
+async def slot_rows(
+    c: AsyncConnection, user_id: str, agent_id: str | None, slot: str
+) -> list[pol.Mem]:
     if not slot:
         return []
     q = select(t.memories).where(scope_cond(user_id, agent_id), MEM.slot == slot)
@@ -182,38 +233,79 @@ async def linked_rows(c: AsyncConnection, user_id: str, m: pol.Mem) -> list[pol.
 
 # ── writing ─────────────────────────────────────────────────────────────────────────────────────
 
-async def add_event(c: AsyncConnection, user_id: str, memory_id: str, event: str, actor: str,
-                    before: dict | None, after: dict | None, reason: str = "", now: int | None = None) -> None:
-    await c.execute(insert(t.memory_events).values(
-        id=new_id("mev"), memory_id=memory_id, user_id=user_id, event=event, actor=actor,
-        before=before, after=after, reason=reason[:500], created_at=now or now_ms()))
+
+async def add_event(
+    c: AsyncConnection,
+    user_id: str,
+    memory_id: str,
+    event: str,
+    actor: str,
+    before: dict | None,
+    after: dict | None,
+    reason: str = "",
+    now: int | None = None,
+) -> None:
+    await c.execute(
+        insert(t.memory_events).values(
+            id=new_id("mev"),
+            memory_id=memory_id,
+            user_id=user_id,
+            event=event,
+            actor=actor,
+            before=before,
+            after=after,
+            reason=reason[:500],
+            created_at=now or now_ms(),
+        )
+    )
 
 
-async def insert_mem(c: AsyncConnection, user_id: str, agent_id: str | None, m: pol.Mem,
-                     actor: str, now: int, event: str = "created") -> None:
+async def insert_mem(
+    c: AsyncConnection,
+    user_id: str,
+    agent_id: str | None,
+    m: pol.Mem,
+    actor: str,
+    now: int,
+    event: str = "created",
+) -> None:
     values = {k: getattr(m, k) for k in _MEM_FIELDS}
     src = m.source_message_ids[0] if m.source_message_ids else None
     if src is not None:
         ok = (await c.execute(select(MSG.id).where(MSG.id == src, MSG.user_id == user_id))).scalar()
         src = ok
-    await c.execute(insert(t.memories).values(
-        id=m.id, user_id=user_id, agent_id=agent_id, source_message_id=src, created_at=now,
-        updated_at=now, **values))
+    await c.execute(
+        insert(t.memories).values(
+            id=m.id,
+            user_id=user_id,
+            agent_id=agent_id,
+            source_message_id=src,
+            created_at=now,
+            updated_at=now,
+            **values,
+        )
+    )
     await add_event(c, user_id, m.id, event, actor, None, pol.snapshot(m), m.reason, now)
 
 
-async def apply_changes(c: AsyncConnection, user_id: str, changes: list[pol.Change], actor: str,
-                        now: int) -> None:
+async def apply_changes(
+    c: AsyncConnection, user_id: str, changes: list[pol.Change], actor: str, now: int
+) -> None:
     for ch in changes:
         if ch.after:
-            await c.execute(update(t.memories).where(MEM.id == ch.memory_id, MEM.user_id == user_id)
-                            .values(updated_at=now, **ch.after))
-        await add_event(c, user_id, ch.memory_id, ch.event, actor, ch.before, ch.after,
-                        ch.reason, now)
+            await c.execute(
+                update(t.memories)
+                .where(MEM.id == ch.memory_id, MEM.user_id == user_id)
+                .values(updated_at=now, **ch.after)
+            )
+        await add_event(
+            c, user_id, ch.memory_id, ch.event, actor, ch.before, ch.after, ch.reason, now
+        )
 
 
-async def apply_plan(c: AsyncConnection, user_id: str, agent_id: str | None, plan: pol.Plan,
-                     actor: str, now: int) -> None:
+async def apply_plan(
+    c: AsyncConnection, user_id: str, agent_id: str | None, plan: pol.Plan, actor: str, now: int
+) -> None:
     """Write a Plan: the new row (created event) first so links to it resolve, then the changes."""
     if plan.insert is not None:
         ev = {"conflict": "conflict", "stale": "created"}.get(plan.outcome, "created")
@@ -222,8 +314,11 @@ async def apply_plan(c: AsyncConnection, user_id: str, agent_id: str | None, pla
 
 
 async def events_for(c: AsyncConnection, user_id: str, mid: str) -> list:
-    q = (select(t.memory_events).where(EV.memory_id == mid, EV.user_id == user_id)
-         .order_by(EV.created_at, EV.id))
+    q = (
+        select(t.memory_events)
+        .where(EV.memory_id == mid, EV.user_id == user_id)
+        .order_by(EV.created_at, EV.id)
+    )
     return (await c.execute(q)).all()
 
 
@@ -238,7 +333,9 @@ async def source_messages(c: AsyncConnection, user_id: str, ids) -> dict[str, ob
     if not ids:
         return {}
     C = t.conversations.c
-    q = (select(MSG.id, MSG.role, MSG.search_text, MSG.created_at, MSG.conversation_id)
-         .join(t.conversations, C.id == MSG.conversation_id)
-         .where(MSG.id.in_(ids), C.user_id == user_id))
+    q = (
+        select(MSG.id, MSG.role, MSG.search_text, MSG.created_at, MSG.conversation_id)
+        .join(t.conversations, C.id == MSG.conversation_id)
+        .where(MSG.id.in_(ids), C.user_id == user_id)
+    )
     return {r.id: r for r in (await c.execute(q)).all()}

@@ -43,8 +43,13 @@ class MemoryPatch(Input):
 
 def source_out(r, *, full: bool = False) -> dict:
     text = r.search_text or ""
-    out = {"id": r.id, "role": r.role, "excerpt": text[:EXCERPT_CHARS],
-           "created_at": r.created_at, "conversation_id": r.conversation_id}
+    out = {
+        "id": r.id,
+        "role": r.role,
+        "excerpt": text[:EXCERPT_CHARS],
+        "created_at": r.created_at,
+        "conversation_id": r.conversation_id,
+    }
     if full:
         out["text"] = text
     return out
@@ -52,17 +57,38 @@ def source_out(r, *, full: bool = False) -> dict:
 
 def memory_out(row, sources: dict, *, full_source_text: bool = False) -> dict:
     m = row._mapping
-    out = {k: m[k] for k in (
-        "id", "agent_id", "memory_text", "memory_type", "slot", "value", "status", "confidence",
-        "importance", "origin", "source_message_id", "source_message_ids", "supersedes",
-        "superseded_by", "affected_domains", "reason", "valid_from", "valid_until", "created_at",
-        "updated_at")}
+    out = {
+        k: m[k]
+        for k in (
+            "id",
+            "agent_id",
+            "memory_text",
+            "memory_type",
+            "slot",
+            "value",
+            "status",
+            "confidence",
+            "importance",
+            "origin",
+            "source_message_id",
+            "source_message_ids",
+            "supersedes",
+            "superseded_by",
+            "affected_domains",
+            "reason",
+            "valid_from",
+            "valid_until",
+            "created_at",
+            "updated_at",
+        )
+    }
     out["confidence"] = float(out["confidence"])
     ids = list(m["source_message_ids"] or [])
     if m["source_message_id"] and m["source_message_id"] not in ids:
         ids.insert(0, m["source_message_id"])
-    out["source_messages"] = [source_out(sources[i], full=full_source_text)
-                              for i in ids if i in sources]
+    out["source_messages"] = [
+        source_out(sources[i], full=full_source_text) for i in ids if i in sources
+    ]
     return out
 
 
@@ -84,8 +110,13 @@ def decode_cursor(cursor: str) -> tuple[int, str]:
     """An opaque list cursor (``updated_at``, ``id``); anything else → 400 invalid_cursor."""
     try:
         parts = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if (not isinstance(parts, list) or len(parts) != 2 or type(parts[0]) is not int
-                or not isinstance(parts[1], str) or not -(2**63) <= parts[0] < 2**63):
+        if (
+            not isinstance(parts, list)
+            or len(parts) != 2
+            or type(parts[0]) is not int
+            or not isinstance(parts[1], str)
+            or not -(2**63) <= parts[0] < 2**63
+        ):
             raise ValueError
         return parts[0], parts[1]
     except (ValueError, TypeError):

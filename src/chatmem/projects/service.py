@@ -69,9 +69,16 @@ async def create(db: Database, p: Principal, body: ProjectIn) -> dict:
     pid = new_id("p")
     try:
         async with db.write() as c:
-            await c.execute(insert(t.projects).values(
-                id=pid, user_id=p.id, created_at=now, updated_at=now, workspace_id="",
-                **_values(body.model_dump())))
+            await c.execute(
+                insert(t.projects).values(
+                    id=pid,
+                    user_id=p.id,
+                    created_at=now,
+                    updated_at=now,
+                    workspace_id="",
+                    **_values(body.model_dump()),
+                )
+            )
             row = await _get(c, p, pid)
     except IntegrityError:
         raise _dup(body.name) from None
@@ -80,8 +87,13 @@ async def create(db: Database, p: Principal, body: ProjectIn) -> dict:
 
 async def list_(db: Database, p: Principal) -> dict:
     async with db.read() as c:
-        rows = (await c.execute(select(t.projects).where(P.user_id == p.id, P.workspace_id == "")
-                                .order_by(P.pinned.desc(), P.updated_at.desc(), P.id.desc()))).all()
+        rows = (
+            await c.execute(
+                select(t.projects)
+                .where(P.user_id == p.id, P.workspace_id == "")
+                .order_by(P.pinned.desc(), P.updated_at.desc(), P.id.desc())
+            )
+        ).all()
     return {"items": [project_out(r) for r in rows], "next_cursor": None}
 
 
@@ -96,8 +108,11 @@ async def patch(db: Database, p: Principal, pid: str, body: ProjectPatch) -> dic
         async with db.write() as c:
             await _get(c, p, pid)
             if changes:
-                await c.execute(update(t.projects).where(P.id == pid)
-                                .values(updated_at=now_ms(), **_values(changes)))
+                await c.execute(
+                    update(t.projects)
+                    .where(P.id == pid)
+                    .values(updated_at=now_ms(), **_values(changes))
+                )
             row = await _get(c, p, pid)
     except IntegrityError:
         raise _dup(changes.get("name", "")) from None

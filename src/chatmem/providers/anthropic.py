@@ -12,8 +12,16 @@ from typing import AsyncIterator
 
 import anthropic
 
-from .base import (ChatMessage, Finish, ModelInfo, ProviderError, ProviderEvent, TextDelta,
-                   ThinkingDelta, Usage)
+from .base import (
+    ChatMessage,
+    Finish,
+    ModelInfo,
+    ProviderError,
+    ProviderEvent,
+    TextDelta,
+    ThinkingDelta,
+    Usage,
+)
 
 
 def error_code(exc: Exception) -> str:
@@ -66,24 +74,34 @@ class AnthropicProvider:
         if key not in self._clients:
             kw = {"http_client": self._http} if self._http is not None else {}
             retries = int(model.options.get("max_retries", 1))
-            self._clients[key] = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url,
-                                                          max_retries=retries, **kw)
+            self._clients[key] = anthropic.AsyncAnthropic(
+                api_key=api_key, base_url=base_url, max_retries=retries, **kw
+            )
         return self._clients[key]
 
-    async def stream(self, model: ModelInfo, messages: list[ChatMessage], *,
-                     max_tokens: int) -> AsyncIterator[ProviderEvent]:
+    async def stream(
+        self, model: ModelInfo, messages: list[ChatMessage], *, max_tokens: int
+    ) -> AsyncIterator[ProviderEvent]:
         client = self._client(model)
         system, turns = split_system(messages)
-        params: dict = dict(model=model.upstream_name, messages=turns, stream=True,
-                            max_tokens=max_tokens or model.max_output)
+        params: dict = dict(
+            model=model.upstream_name,
+            messages=turns,
+            stream=True,
+            max_tokens=max_tokens or model.max_output,
+        )
         if system:
             params["system"] = system
         budget = int(model.options.get("thinking_budget", 0) or 0)
         if budget:
             params["thinking"] = {"type": "enabled", "budget_tokens": budget}
             params["max_tokens"] = max(params["max_tokens"], budget + 1024)
-        usage = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
-                 "cache_write_tokens": 0}
+        usage = {
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cache_read_tokens": 0,
+            "cache_write_tokens": 0,
+        }
         stop = "end_turn"
         try:
             stream = await client.messages.create(**params)

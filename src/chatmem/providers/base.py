@@ -79,14 +79,16 @@ class ProviderError(Exception):
 class Provider(Protocol):
     name: str
 
-    def stream(self, model: ModelInfo, messages: list[ChatMessage], *,
-               max_tokens: int) -> AsyncIterator[ProviderEvent]:
+    def stream(
+        self, model: ModelInfo, messages: list[ChatMessage], *, max_tokens: int
+    ) -> AsyncIterator[ProviderEvent]:
         """Yield deltas, at most one Usage (may come last) and a final Finish."""
         ...
 
 
-async def complete(provider: Provider, model: ModelInfo, messages: list[ChatMessage], *,
-                   max_tokens: int) -> str:
+async def complete(
+    provider: Provider, model: ModelInfo, messages: list[ChatMessage], *, max_tokens: int
+) -> str:
     """Run a stream to the end and return its text (titles, summaries, extraction)."""
     parts: list[str] = []
     async for ev in provider.stream(model, messages, max_tokens=max_tokens):

@@ -16,10 +16,14 @@ from typing import AsyncIterator
 
 from .base import ChatMessage, Finish, ModelInfo, ProviderEvent, TextDelta, Usage
 
-FILLER = ("This answer comes from the offline demo model of chatmem, which replies from the "
-          "context it was given instead of calling a real language model.")
+FILLER = (
+    "This answer comes from the offline demo model of chatmem, which replies from the "
+    "context it was given instead of calling a real language model."
+)
 _SUMMARY_TAG = re.compile(r"<conversation-summary>(.*?)</conversation-summary>", re.S | re.I)
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.*\S)\s*$|^\s*(\[(?:CURRENT|CONTEXT-DEPENDENT)\].*\S)\s*$")
+_BULLET = re.compile(
+    r"^\s*(?:[-*•]|\d+[.)])\s+(.*\S)\s*$|^\s*(\[(?:CURRENT|CONTEXT-DEPENDENT)\].*\S)\s*$"
+)
 _TAGS = re.compile(r"^(?:\[[^\]]{1,40}\]\s*)+")
 _INNER_TAGS = re.compile(r"</?summary[^>]*>")
 _MEMORY_WORDS = ("memor", "remember", "记忆", "记住")
@@ -91,8 +95,13 @@ def compose_reply(messages: list[ChatMessage], min_tokens: int) -> str:
     parts = [f'You asked: "{_clip(question, 200)}".' if question else "You said nothing yet."]
     memories = find_memories(messages)
     if memories:
-        parts.append("I remember " + str(len(memories)) + " things about you: "
-                     + "; ".join(_clip(x, 120) for x in memories[:10]) + ".")
+        parts.append(
+            "I remember "
+            + str(len(memories))
+            + " things about you: "
+            + "; ".join(_clip(x, 120) for x in memories[:10])
+            + "."
+        )
     summary = find_summary(messages)
     if summary:
         parts.append(f"Summary of our earlier conversation: {_clip(summary, 240)}")
@@ -117,8 +126,9 @@ class DemoProvider:
         self.delay_s = (getattr(settings, "demo_delay_ms", 20) or 0) / 1000.0
         self.min_tokens = getattr(settings, "demo_min_tokens", 40)
 
-    async def stream(self, model: ModelInfo, messages: list[ChatMessage], *,
-                     max_tokens: int) -> AsyncIterator[ProviderEvent]:
+    async def stream(
+        self, model: ModelInfo, messages: list[ChatMessage], *, max_tokens: int
+    ) -> AsyncIterator[ProviderEvent]:
         words = compose_reply(messages, self.min_tokens).split(" ")
         stop = "end_turn"
         if max_tokens and len(words) > max_tokens:
@@ -131,8 +141,9 @@ class DemoProvider:
                 # per network read, with the event loop free between reads.
                 await asyncio.sleep(0)
             yield TextDelta(w if i == 0 else " " + w)
-        yield Usage(input_tokens=sum(estimate_tokens(m.content) for m in messages),
-                    output_tokens=len(words))
+        yield Usage(
+            input_tokens=sum(estimate_tokens(m.content) for m in messages), output_tokens=len(words)
+        )
         yield Finish(stop)
 
     async def aclose(self) -> None:

@@ -16,11 +16,24 @@ from typing import AsyncIterator
 import httpx
 import openai
 
-from .base import (ChatMessage, Finish, ModelInfo, ProviderError, ProviderEvent, TextDelta,
-                   ThinkingDelta, Usage)
+from .base import (
+    ChatMessage,
+    Finish,
+    ModelInfo,
+    ProviderError,
+    ProviderEvent,
+    TextDelta,
+    ThinkingDelta,
+    Usage,
+)
 
-STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use",
-                "function_call": "tool_use", "content_filter": "refusal"}
+STOP_REASONS = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "content_filter": "refusal",
+}
 
 
 def error_code(exc: Exception) -> str:
@@ -60,16 +73,21 @@ class OpenAIProvider:
             if self._http is None:
                 self._http = httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=10.0))
             retries = int(model.options.get("max_retries", 1))
-            self._clients[key] = openai.AsyncOpenAI(api_key=api_key, base_url=base_url,
-                                                    http_client=self._http, max_retries=retries)
+            self._clients[key] = openai.AsyncOpenAI(
+                api_key=api_key, base_url=base_url, http_client=self._http, max_retries=retries
+            )
         return self._clients[key]
 
-    async def stream(self, model: ModelInfo, messages: list[ChatMessage], *,
-                     max_tokens: int) -> AsyncIterator[ProviderEvent]:
+    async def stream(
+        self, model: ModelInfo, messages: list[ChatMessage], *, max_tokens: int
+    ) -> AsyncIterator[ProviderEvent]:
         client = self._client(model)
-        params = dict(model=model.upstream_name, stream=True,
-                      messages=[{"role": m.role, "content": m.content} for m in messages],
-                      stream_options={"include_usage": True})
+        params = dict(
+            model=model.upstream_name,
+            stream=True,
+            messages=[{"role": m.role, "content": m.content} for m in messages],
+            stream_options={"include_usage": True},
+        )
         token_param = model.options.get("max_tokens_param", "max_tokens")
         if max_tokens:
             params[token_param] = max_tokens
@@ -91,9 +109,11 @@ class OpenAIProvider:
                     u = chunk.usage
                     details = getattr(u, "prompt_tokens_details", None)
                     cached = (getattr(details, "cached_tokens", 0) or 0) if details else 0
-                    yield Usage(input_tokens=(u.prompt_tokens or 0) - cached,
-                                output_tokens=u.completion_tokens or 0,
-                                cache_read_tokens=cached)
+                    yield Usage(
+                        input_tokens=(u.prompt_tokens or 0) - cached,
+                        output_tokens=u.completion_tokens or 0,
+                        cache_read_tokens=cached,
+                    )
         except openai.APIError as e:
             raise ProviderError(f"openai: {e.message}", error_code(e)) from e
         except httpx.HTTPError as e:

@@ -26,10 +26,22 @@ FAST = "fast"
 _FIELDS = {f.name for f in fields(ModelInfo)}
 
 PRESETS = {
-    "openai": dict(context_window=128_000, max_output=4096, price_input=0.15, price_output=0.6,
-                   price_cache_read=0.075, encoding="o200k_base"),
-    "anthropic": dict(context_window=200_000, max_output=8192, price_input=3.0, price_output=15.0,
-                      price_cache_read=0.3, price_cache_write=3.75),
+    "openai": dict(
+        context_window=128_000,
+        max_output=4096,
+        price_input=0.15,
+        price_output=0.6,
+        price_cache_read=0.075,
+        encoding="o200k_base",
+    ),
+    "anthropic": dict(
+        context_window=200_000,
+        max_output=8192,
+        price_input=3.0,
+        price_output=15.0,
+        price_cache_read=0.3,
+        price_cache_write=3.75,
+    ),
 }
 
 
@@ -57,9 +69,15 @@ def _read_file(path: str) -> list[dict]:
 
 def build_catalogue(settings) -> tuple[dict[str, ModelInfo], str, str]:
     """(models by id, default model id, fast target id) from settings."""
-    entries = [dict(id="demo", provider="demo", label="Demo (offline)",
-                    context_window=settings.demo_context_window,
-                    max_output=settings.reserved_output_tokens)]
+    entries = [
+        dict(
+            id="demo",
+            provider="demo",
+            label="Demo (offline)",
+            context_window=settings.demo_context_window,
+            max_output=settings.reserved_output_tokens,
+        )
+    ]
     if settings.models_file:
         entries += _read_file(settings.models_file)
     entries += list(settings.models or [])
@@ -69,12 +87,19 @@ def build_catalogue(settings) -> tuple[dict[str, ModelInfo], str, str]:
         models[m.id] = m
     providers = {m.provider for m in models.values()}
     if (settings.openai_api_key or settings.openai_base_url) and "openai" not in providers:
-        models[settings.openai_model] = ModelInfo(id=settings.openai_model, provider="openai",
-                                                  label=settings.openai_model, **PRESETS["openai"])
+        models[settings.openai_model] = ModelInfo(
+            id=settings.openai_model,
+            provider="openai",
+            label=settings.openai_model,
+            **PRESETS["openai"],
+        )
     if settings.anthropic_api_key and "anthropic" not in providers:
         models[settings.anthropic_model] = ModelInfo(
-            id=settings.anthropic_model, provider="anthropic", label=settings.anthropic_model,
-            **PRESETS["anthropic"])
+            id=settings.anthropic_model,
+            provider="anthropic",
+            label=settings.anthropic_model,
+            **PRESETS["anthropic"],
+        )
     default = settings.default_model
     if not default:
         default = next((i for i, m in models.items() if m.provider != "demo"), "demo")
@@ -103,8 +128,11 @@ class Registry:
         if name not in self._providers:
             ep = self._classes.get(name)
             if ep is None:
-                raise Unprocessable(f"no provider named {name!r} is installed",
-                                    code="unknown_provider", details={"provider": name})
+                raise Unprocessable(
+                    f"no provider named {name!r} is installed",
+                    code="unknown_provider",
+                    details={"provider": name},
+                )
             self._providers[name] = ep.load()(self.settings)
         return self._providers[name]
 
@@ -115,8 +143,11 @@ class Registry:
             return replace(self.models[self.fast_id], fast=True)
         m = self.models.get(mid)
         if m is None:
-            raise Unprocessable(f"unknown model {mid!r}", code="unknown_model",
-                                details={"model": mid, "available": self.public_ids()})
+            raise Unprocessable(
+                f"unknown model {mid!r}",
+                code="unknown_model",
+                details={"model": mid, "available": self.public_ids()},
+            )
         return m
 
     def public_ids(self) -> list[str]:
@@ -126,19 +157,37 @@ class Registry:
         return self.models[self.default_id].provider != "demo"
 
     def public_models(self, *, is_admin: bool) -> dict:
-        items = [{"id": FAST, "label": "Fast", "provider": "", "fast": True,
-                  "context_window": self.models[self.fast_id].context_window,
-                  "max_output": self.models[self.fast_id].max_output,
-                  "credits_multiplier": self.models[self.fast_id].credits_multiplier,
-                  "default": False}]
+        items = [
+            {
+                "id": FAST,
+                "label": "Fast",
+                "provider": "",
+                "fast": True,
+                "context_window": self.models[self.fast_id].context_window,
+                "max_output": self.models[self.fast_id].max_output,
+                "credits_multiplier": self.models[self.fast_id].credits_multiplier,
+                "default": False,
+            }
+        ]
         for m in self.models.values():
-            out = {"id": m.id, "label": m.label or m.id, "provider": m.provider, "fast": False,
-                   "context_window": m.context_window, "max_output": m.max_output,
-                   "credits_multiplier": m.credits_multiplier, "default": m.id == self.default_id}
+            out = {
+                "id": m.id,
+                "label": m.label or m.id,
+                "provider": m.provider,
+                "fast": False,
+                "context_window": m.context_window,
+                "max_output": m.max_output,
+                "credits_multiplier": m.credits_multiplier,
+                "default": m.id == self.default_id,
+            }
             if is_admin:
-                out["prices"] = {"input": m.price_input, "output": m.price_output,
-                                 "cache_read": m.price_cache_read,
-                                 "cache_write": m.price_cache_write, "per": "1M tokens"}
+                out["prices"] = {
+                    "input": m.price_input,
+                    "output": m.price_output,
+                    "cache_read": m.price_cache_read,
+                    "cache_write": m.price_cache_write,
+                    "per": "1M tokens",
+                }
             items.append(out)
         return {"items": items, "next_cursor": None, "default": self.default_id}
 

@@ -13,6 +13,9 @@ router = APIRouter(tags=["search"])
 
 
 @router.get("/api/search")
-async def search(q: str = Query("", max_length=200), p: Principal = Depends(current_user),
-                 rt: Runtime = Depends(get_runtime)):
+async def search(
+    q: str = Query("", max_length=200),
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return await service.search(rt.db, p, q)

@@ -32,9 +32,12 @@ def snippet(text: str, q: str, radius: int = 60) -> dict:
     flat = re.sub(r"\s+", " ", text).strip()
     m = re.search(re.escape(re.sub(r"\s+", " ", q)), flat, re.IGNORECASE)
     if m is None:
-        head = flat[:2 * radius]
-        return {"text": head + ("…" if len(flat) > len(head) else ""), "match_start": -1,
-                "match_end": -1}
+        head = flat[: 2 * radius]
+        return {
+            "text": head + ("…" if len(flat) > len(head) else ""),
+            "match_start": -1,
+            "match_end": -1,
+        }
     start, end = max(0, m.start() - radius), min(len(flat), m.end() + radius)
     prefix = "…" if start > 0 else ""
     body = prefix + flat[start:end] + ("…" if end < len(flat) else "")

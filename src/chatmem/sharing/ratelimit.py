@@ -16,8 +16,14 @@ from typing import Callable
 class SlidingWindow:
     """At most ``limit`` hits per ``window_ms`` per key."""
 
-    def __init__(self, limit: int, window_ms: int, *, clock: Callable[[], int] | None = None,
-                 max_keys: int = 100_000) -> None:
+    def __init__(
+        self,
+        limit: int,
+        window_ms: int,
+        *,
+        clock: Callable[[], int] | None = None,
+        max_keys: int = 100_000,
+    ) -> None:
         self.limit = limit
         self.window_ms = window_ms
         self._clock = clock or (lambda: time.monotonic_ns() // 1_000_000)

@@ -16,8 +16,11 @@ HIDDEN_BLOCK_KINDS = frozenset({"tool_output"})
 
 
 def _blocks(blocks: Any) -> list[dict]:
-    return [dict(b) for b in blocks or () if isinstance(b, Mapping)
-            and b.get("kind") not in HIDDEN_BLOCK_KINDS]
+    return [
+        dict(b)
+        for b in blocks or ()
+        if isinstance(b, Mapping) and b.get("kind") not in HIDDEN_BLOCK_KINDS
+    ]
 
 
 def _list(v: Any) -> list:

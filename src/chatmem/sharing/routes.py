@@ -33,24 +33,29 @@ def public_rate_limit(request: Request) -> None:
     if wait_ms:
         raise TooManyRequests(
             f"at most {PUBLIC_LIMIT_PER_MIN} shared-conversation reads per minute; slow down",
-            code="rate_limited", details={"retry_after_ms": wait_ms})
+            code="rate_limited",
+            details={"retry_after_ms": wait_ms},
+        )
 
 
 @router.post("/api/conversations/{cid}/share", status_code=201)
-async def create_share(cid: str, p: Principal = Depends(current_user),
-                       rt: Runtime = Depends(get_runtime)):
+async def create_share(
+    cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     return await service.share(rt.db, p, cid)
 
 
 @router.get("/api/conversations/{cid}/share")
-async def get_share(cid: str, p: Principal = Depends(current_user),
-                    rt: Runtime = Depends(get_runtime)):
+async def get_share(
+    cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     return await service.get_share(rt.db, p, cid)
 
 
 @router.delete("/api/conversations/{cid}/share", status_code=204)
-async def revoke_share(cid: str, p: Principal = Depends(current_user),
-                       rt: Runtime = Depends(get_runtime)):
+async def revoke_share(
+    cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     await service.revoke(rt.db, p, cid)
     return Response(status_code=204)
 
@@ -61,6 +66,7 @@ async def read_shared(token: str, rt: Runtime = Depends(get_runtime)):
 
 
 @router.post("/api/public/shared/{token}/clone", status_code=201)
-async def clone_shared(token: str, p: Principal = Depends(current_user),
-                       rt: Runtime = Depends(get_runtime)):
+async def clone_shared(
+    token: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+):
     return await service.clone(rt.db, p, token)

@@ -18,14 +18,22 @@ MAX_PATH = 1_000_000
 
 
 def share_out(row) -> dict:
-    return {"token": row.id, "conversation_id": row.conversation_id, "title": row.title,
-            "created_at": row.created_at, "message_count": len(row.snapshot or []),
-            "url": f"/api/public/shared/{row.id}"}
+    return {
+        "token": row.id,
+        "conversation_id": row.conversation_id,
+        "title": row.title,
+        "created_at": row.created_at,
+        "message_count": len(row.snapshot or []),
+        "url": f"/api/public/shared/{row.id}",
+    }
 
 
 def public_out(row) -> dict:
-    return {"title": row.title, "messages": redact.public_messages(row.snapshot),
-            "created_at": row.created_at}
+    return {
+        "title": row.title,
+        "messages": redact.public_messages(row.snapshot),
+        "created_at": row.created_at,
+    }
 
 
 async def share(db: Database, p: Principal, cid: str) -> dict:

@@ -17,8 +17,9 @@ U = t.users.c
 
 
 async def share_of(c: AsyncConnection, conv_id: str):
-    return (await c.execute(select(t.conversation_shares)
-                            .where(S.conversation_id == conv_id))).first()
+    return (
+        await c.execute(select(t.conversation_shares).where(S.conversation_id == conv_id))
+    ).first()
 
 
 async def by_token(c: AsyncConnection, token: str):
@@ -39,9 +40,16 @@ async def replace(c: AsyncConnection, conv, user_id: str, snapshot: list[dict]):
     """Drop the conversation's share (if any) and insert a new one under a fresh token."""
     await c.execute(delete(t.conversation_shares).where(S.conversation_id == conv.id))
     token = share_token()
-    await c.execute(insert(t.conversation_shares).values(
-        id=token, conversation_id=conv.id, user_id=user_id, title=conv.title,
-        snapshot=snapshot, created_at=now_ms()))
+    await c.execute(
+        insert(t.conversation_shares).values(
+            id=token,
+            conversation_id=conv.id,
+            user_id=user_id,
+            title=conv.title,
+            snapshot=snapshot,
+            created_at=now_ms(),
+        )
+    )
     return await by_token(c, token)
 
 
@@ -50,22 +58,42 @@ async def revoke(c: AsyncConnection, conv_id: str) -> int:
     return res.rowcount or 0
 
 
-async def insert_chain(c: AsyncConnection, conv_id: str, user_id: str,
-                       messages: list[dict]) -> None:
+async def insert_chain(
+    c: AsyncConnection, conv_id: str, user_id: str, messages: list[dict]
+) -> None:
     """Insert public snapshot messages as a parent chain; the last one becomes the active leaf."""
     parent, values = None, []
     for depth, m in enumerate(messages):
         mid = new_id("msg")
-        values.append(dict(
-            id=mid, conversation_id=conv_id, parent_id=parent, role=m["role"],
-            blocks=m["blocks"], search_text=blk.visible_text(m["blocks"]),
-            citations=m["citations"], attachments=m["attachments"],
-            model_label=m.get("model_label", ""), fast=int(m["fast"]), status="complete",
-            created_at=m["created_at"], user_id=user_id, depth=depth))
+        values.append(
+            dict(
+                id=mid,
+                conversation_id=conv_id,
+                parent_id=parent,
+                role=m["role"],
+                blocks=m["blocks"],
+                search_text=blk.visible_text(m["blocks"]),
+                citations=m["citations"],
+                attachments=m["attachments"],
+                model_label=m.get("model_label", ""),
+                fast=int(m["fast"]),
+                status="complete",
+                created_at=m["created_at"],
+                user_id=user_id,
+                depth=depth,
+            )
+        )
         parent = mid
     if not values:
         return
     await c.execute(insert(t.messages), values)
-    await c.execute(update(t.conversations).where(t.conversations.c.id == conv_id).values(
-        message_count=len(values), last_message_at=max(v["created_at"] for v in values),
-        active_leaf_id=parent, updated_at=now_ms()))
+    await c.execute(
+        update(t.conversations)
+        .where(t.conversations.c.id == conv_id)
+        .values(
+            message_count=len(values),
+            last_message_at=max(v["created_at"] for v in values),
+            active_leaf_id=parent,
+            updated_at=now_ms(),
+        )
+    )

@@ -14,12 +14,20 @@ router = APIRouter(prefix="/api/conversations", tags=["inline-threads"])
 
 
 @router.post("/{cid}/inline-threads", status_code=201)
-async def create(cid: str, body: InlineThreadIn, p: Principal = Depends(current_user),
-                 rt: Runtime = Depends(get_runtime)):
+async def create(
+    cid: str,
+    body: InlineThreadIn,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return await service.create_thread(rt.db, p, cid, body)
 
 
 @router.get("/{cid}/inline-threads")
-async def list_(cid: str, message_id: str | None = Query(None, max_length=64),
-                p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+async def list_(
+    cid: str,
+    message_id: str | None = Query(None, max_length=64),
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
     return await service.list_threads(rt.db, p, cid, message_id=message_id)

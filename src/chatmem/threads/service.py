@@ -47,10 +47,18 @@ async def create_thread(db: Database, p: Principal, cid: str, body: InlineThread
         src = await store.get_conversation(c, p.id, cid)
         anchor = await store.get_message(c, cid, body.message_id)
         tid = await store.insert_conversation(
-            c, p.id, title=title_for(body.quote), project_id=src.project_id,
-            agent_id=src.agent_id, model_id=src.model_id, provider=src.provider,
-            workspace_id=src.workspace_id, inline_source_conv=src.id,
-            inline_parent_id=anchor.id, inline_quote=body.quote)
+            c,
+            p.id,
+            title=title_for(body.quote),
+            project_id=src.project_id,
+            agent_id=src.agent_id,
+            model_id=src.model_id,
+            provider=src.provider,
+            workspace_id=src.workspace_id,
+            inline_source_conv=src.id,
+            inline_parent_id=anchor.id,
+            inline_quote=body.quote,
+        )
         row = await store.get_conversation(c, p.id, tid)
     return conversation_out(row)
 

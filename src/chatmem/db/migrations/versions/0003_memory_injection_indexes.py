@@ -17,10 +17,12 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.create_index("idx_memories_inject", "memories",
-                    ["user_id", "status", "importance", "updated_at"])
-    op.create_index("idx_memories_user_type_status", "memories",
-                    ["user_id", "memory_type", "status"])
+    op.create_index(
+        "idx_memories_inject", "memories", ["user_id", "status", "importance", "updated_at"]
+    )
+    op.create_index(
+        "idx_memories_user_type_status", "memories", ["user_id", "memory_type", "status"]
+    )
 
 
 def downgrade() -> None:
