@@ -28,16 +28,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from sqlalchemy import insert  # noqa: E402
+from sqlalchemy import insert
 
-from chatmem.auth import service as auth_service  # noqa: E402
-from chatmem.db import schema as t  # noqa: E402
-from chatmem.db.clock import now_ms  # noqa: E402
-from chatmem.db.engine import Database  # noqa: E402
-from chatmem.db.ids import new_id  # noqa: E402
-from chatmem.db.migrate import upgrade  # noqa: E402
-from chatmem.memory import retrieval  # noqa: E402
-from chatmem.memory.extract import SourceMessage, rule_candidates  # noqa: E402
+from chatmem.auth import service as auth_service
+from chatmem.db import schema as t
+from chatmem.db.clock import now_ms
+from chatmem.db.engine import Database
+from chatmem.db.ids import new_id
+from chatmem.db.migrate import upgrade
+from chatmem.memory import retrieval
+from chatmem.memory.extract import SourceMessage, rule_candidates
 
 WORDS = (
     "coffee tea jazz hiking Berlin Paris python rust chess cat dog garden piano novel "

@@ -34,12 +34,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from chatmem.auth import service as auth_service  # noqa: E402
-from chatmem.auth.models import Principal  # noqa: E402
-from chatmem.conversations import service  # noqa: E402
-from chatmem.conversations.wire import ConversationIn, MessageIn  # noqa: E402
-from chatmem.db.engine import Database  # noqa: E402
-from chatmem.db.migrate import upgrade  # noqa: E402
+from chatmem.auth import service as auth_service
+from chatmem.auth.models import Principal
+from chatmem.conversations import service
+from chatmem.conversations.wire import ConversationIn, MessageIn
+from chatmem.db.engine import Database
+from chatmem.db.migrate import upgrade
 
 MAX_BYTES = 256 * 1024
 WINDOW = 20  # appends timed at each depth: 21 (depth 0–20 in the fresh conversation)

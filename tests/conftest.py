@@ -70,7 +70,7 @@ def _run(coro) -> None:
     def target() -> None:
         try:
             asyncio.run(coro)
-        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+        except BaseException as e:  # re-raised in the caller
             err.append(e)
 
     th = threading.Thread(target=target)

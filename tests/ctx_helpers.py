@@ -6,13 +6,14 @@ model), so tests can make long conversations and branches cheaply on both databa
 
 from __future__ import annotations
 
+from sqlalchemy import select, update
+
 from chatmem.auth import service as auth_service
 from chatmem.auth.models import Principal
 from chatmem.conversations import store
 from chatmem.db import schema as t
 from chatmem.db.engine import Database
 from chatmem.providers.base import ModelInfo
-from sqlalchemy import select, update
 
 
 def demo_model(
@@ -39,7 +40,7 @@ async def append_chain(
     cid: str,
     texts: list[tuple[str, str]],
     *,
-    parent: str | None | type = ...,
+    parent: str | type | None = ...,
     status_last: str | None = None,
 ) -> list[str]:
     """Append ``(role, text)`` messages as a chain under ``parent`` (default: the active leaf)."""

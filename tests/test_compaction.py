@@ -5,13 +5,16 @@ import asyncio
 import pytest
 
 from chatmem.context import compaction as cp
-from chatmem.context import manage  # noqa: F401  (registers the "compaction" job handler)
-from chatmem.context import lease
+from chatmem.context import (
+    lease,
+    manage,  # noqa: F401  (registers the "compaction" job handler)
+)
 from chatmem.context import service as ctx
 from chatmem.context import summary as sm
 from chatmem.db.engine import Database
 from chatmem.jobs.worker import Worker
 from chatmem.runtime import Runtime
+
 from .conftest import make_settings
 from .ctx_helpers import (
     append_chain,

@@ -15,11 +15,10 @@ from chatmem.compat.contracts import AgentConversationResponse
 from chatmem.db import schema as t
 from chatmem.generation.sse import parse
 from chatmem.generation.state import get_state
-from tests.fakes import FailingProvider, GatedProvider
 from tests.conftest import make_settings
+from tests.fakes import FailingProvider, GatedProvider
 
 from .test_compat_support import data_of, error_of, insert_agent
-
 
 MODELS = [
     {"id": "failfirst", "provider": "failfirst"},
@@ -403,7 +402,7 @@ async def test_turn_survives_the_client_leaving(db_url):
             InboxChatRequest.model_validate(chat_body(aid, "慢慢说")),
         )
         stream = chat.reply_text(turn)
-        assert await stream.__anext__() == "first".encode()
+        assert await stream.__anext__() == b"first"
         await stream.aclose()  # the tab is closed
         application.state.gated.gate.set()
         await settle(application)

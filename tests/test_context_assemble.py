@@ -1,6 +1,7 @@
 """assemble() is pure: budgets, section order, the report, and the never-over-budget property."""
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from chatmem.context import assemble as asm
 from chatmem.context.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, counter_for

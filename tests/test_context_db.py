@@ -3,7 +3,8 @@
 import asyncio
 import random
 
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import insert
 
 from chatmem.context import compaction as cp

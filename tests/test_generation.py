@@ -22,9 +22,8 @@ from chatmem.generation.state import get_state
 from chatmem.generation.sweeper import Sweeper
 from chatmem.generation.titles import title_job
 from chatmem.jobs.queue import HANDLERS
-from tests.fakes import FailingProvider, GatedProvider
 from tests.conftest import make_settings
-
+from tests.fakes import FailingProvider, GatedProvider
 
 MODELS = [
     {"id": "broken", "provider": "failing", "label": "Broken"},
@@ -179,7 +178,7 @@ async def test_resume_from_every_last_event_id(db_url):
         full = await stream(c, cid, mid)
         assert full[-1]["type"] == "done"
         n = len(full)
-        for k in range(0, n + 1):
+        for k in range(n + 1):
             got = await stream(c, cid, mid, after=k, via_query=bool(k % 2))
             assert got == full[k:], k
         msg = (await c.get(f"/api/conversations/{cid}/messages/{mid}")).json()

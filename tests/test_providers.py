@@ -388,6 +388,7 @@ def test_split_system_merges_roles():
 
 async def test_turn_with_openai_provider(db_url):
     from contextlib import asynccontextmanager  # noqa: F401
+
     from chatmem.app import create_app
     from tests.conftest import make_settings
 

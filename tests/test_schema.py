@@ -96,7 +96,7 @@ def test_every_index_exists(db_url):
         for ix in tbl.indexes:
             assert ix.name in found, ix.name
             assert found[ix.name] == bool(ix.unique), ix.name
-    assert EXPRESSION_INDEXES >= {"idx_projects_user_name_unique", "idx_conv_user_updated"}
+    assert {"idx_projects_user_name_unique", "idx_conv_user_updated"} <= EXPRESSION_INDEXES
 
 
 def test_downgrade_and_reupgrade(db_url):

@@ -18,7 +18,8 @@ import asyncio
 from dataclasses import dataclass, field
 
 import httpx
-from hypothesis import HealthCheck, settings, strategies as st
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 from sqlalchemy import select
 

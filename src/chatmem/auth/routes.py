@@ -7,9 +7,9 @@ from fastapi.responses import RedirectResponse
 from pydantic import Field
 
 from ..contracts.base import Input
+from ..errors import Unauthorized
 from ..runtime import Runtime
 from . import service
-from ..errors import Unauthorized
 from .deps import CSRF_COOKIE, SESSION_COOKIE, check_csrf, current_user, get_runtime
 from .models import Principal
 

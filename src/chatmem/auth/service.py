@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from sqlalchemy import func, insert, select, update, delete
+from sqlalchemy import delete, func, insert, select, update
 
 from ..db import schema as t
 from ..db.clock import now_ms

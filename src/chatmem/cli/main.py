@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -67,10 +66,10 @@ def migrate() -> None:
 
 @app.command()
 def serve(
-    host: Optional[str] = typer.Option(
+    host: str | None = typer.Option(
         None, help="Interface to bind (default CHATMEM_HOST or 127.0.0.1)."
     ),
-    port: Optional[int] = typer.Option(None, help="Port (default CHATMEM_PORT or 8000)."),
+    port: int | None = typer.Option(None, help="Port (default CHATMEM_PORT or 8000)."),
     no_worker: bool = typer.Option(
         False, "--no-worker", help="Do not run the job worker in this process."
     ),
@@ -120,7 +119,7 @@ def worker() -> None:
 def users_create(
     email: str = typer.Option(..., "--email", help="Login email."),
     name: str = typer.Option("", "--name"),
-    password: Optional[str] = typer.Option(None, "--password", help="Enables web login."),
+    password: str | None = typer.Option(None, "--password", help="Enables web login."),
     admin: bool = typer.Option(False, "--admin"),
 ) -> None:
     """Create a user; the new API key is the last line of the output (shown once)."""

@@ -22,9 +22,8 @@ transaction that completes the turn (so a closed tab or a crash cannot lose it).
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import AsyncIterator
-
 
 from ..auth.models import Principal
 from ..conversations.service import check_size

@@ -8,12 +8,11 @@ so the tests that validate every ``/rpc`` response against them notice any stray
 
 from __future__ import annotations
 
-from typing import Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from ..contracts.base import RejectNul
-from typing_extensions import Annotated
 
 T = TypeVar("T")
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import datetime, timezone
-from typing import Any, Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -55,7 +56,7 @@ def request_id(request: Request) -> str:
 
 
 def meta(request: Request) -> dict:
-    ts = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    ts = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return {"requestId": request_id(request), "timestamp": ts}
 
 

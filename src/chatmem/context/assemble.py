@@ -26,8 +26,8 @@ No framework, no database: the caller loads rows and passes plain values.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 from ..providers.base import ChatMessage
 from .tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD

@@ -14,8 +14,9 @@ model gets the extractive summariser instead, so the default install compacts to
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from sqlalchemy import select, update
 

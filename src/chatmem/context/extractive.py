@@ -11,7 +11,7 @@ Deterministic, so tests can assert on it.
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 CountFn = Callable[[str], int]
 

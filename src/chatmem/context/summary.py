@@ -18,8 +18,8 @@ outgrow their budget. No framework, no database.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
 MISSING = object()
 

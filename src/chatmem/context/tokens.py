@@ -14,8 +14,8 @@ import base64
 import functools
 import gzip
 from collections import OrderedDict
+from collections.abc import Callable
 from importlib import resources
-from typing import Callable
 
 import tiktoken
 
@@ -65,7 +65,7 @@ def _load_ranks(name: str) -> dict[bytes, int]:
     return ranks
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def get_encoding(name: str | None = None) -> tiktoken.Encoding:
     """A tiktoken Encoding built from the bundled ranks; unknown names mean cl100k_base."""
     name = name if name in _SPECS else DEFAULT_ENCODING

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
@@ -98,9 +98,8 @@ class Database:
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """A read transaction (never blocks the writer on SQLite's WAL)."""
-        async with self.engine.connect() as conn:
-            async with conn.begin():
-                yield conn
+        async with self.engine.connect() as conn, conn.begin():
+            yield conn
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
@@ -109,13 +108,12 @@ class Database:
             async with self.engine.begin() as conn:
                 yield conn
             return
-        async with self._write_lock:
-            async with self.engine.connect() as conn:
-                sync = conn.sync_connection
-                assert sync is not None
-                sync.info["chatmem_begin"] = "BEGIN IMMEDIATE"
-                async with conn.begin():
-                    yield conn
+        async with self._write_lock, self.engine.connect() as conn:
+            sync = conn.sync_connection
+            assert sync is not None
+            sync.info["chatmem_begin"] = "BEGIN IMMEDIATE"
+            async with conn.begin():
+                yield conn
 
     async def dispose(self) -> None:
         await self.engine.dispose()

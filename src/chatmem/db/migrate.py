@@ -34,7 +34,7 @@ def _in_thread(fn, *args) -> None:
     def run() -> None:
         try:
             fn(*args)
-        except BaseException as e:  # noqa: BLE001 - re-raised below
+        except BaseException as e:  # re-raised below
             err.append(e)
 
     t = threading.Thread(target=run)

@@ -17,12 +17,12 @@ from __future__ import annotations
 from sqlalchemy import (
     CheckConstraint,
     Column,
+    Float,
     ForeignKey,
     Index,
     Integer,
     MetaData,
     PrimaryKeyConstraint,
-    Float,
     Table,
     Text,
     func,

@@ -7,7 +7,6 @@ Content negotiation: a turn-starting POST answers with the SSE stream when the c
 
 from __future__ import annotations
 
-
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import Field

@@ -21,8 +21,8 @@ Public API (used by the routes here and by the seed-000 compat layer):
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import AsyncIterator
 
 from sqlalchemy import select
 

@@ -64,7 +64,7 @@ class Sweeper:
                 log.exception("sweep failed")
             try:
                 await asyncio.wait_for(self._stopping.wait(), self.rt.settings.sweep_interval_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     async def sweep_once(self) -> list[str]:

@@ -101,7 +101,7 @@ class TurnRunner:
         try:
             await asyncio.wait_for(self._helpers_done.wait(), timeout=seconds)
             return False
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return True
 
     async def _generate(self) -> tuple:

@@ -13,7 +13,8 @@ and calls ``await fn(runtime, payload)``. A handler that raises is retried with 
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.dialects.postgresql import insert as pg_insert

@@ -303,7 +303,7 @@ class Worker:
             if job is None:
                 try:
                     await asyncio.wait_for(self._stopping.wait(), timeout=poll)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
 
     async def start(self) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Protocol
 
 from ..providers.base import ChatMessage, ModelInfo, Provider, complete
@@ -301,7 +301,7 @@ def _to_ms(v) -> int | None:
         except ValueError:
             return None
         if d.tzinfo is None:
-            d = d.replace(tzinfo=timezone.utc)
+            d = d.replace(tzinfo=UTC)
         return int(d.timestamp() * 1000)
     return None
 
@@ -462,9 +462,9 @@ def forget_matches(body: str, rows: list, *, now: int = 0) -> list[str]:
     hit: set[str] = set()
     for c in rule_candidates(SourceMessage("", "user", body, now), now=now):
         for r in live:
-            if c.slot and r.slot == c.slot and normalize_value(r.value) == normalize_value(c.value):
-                hit.add(r.id)
-            elif normalize_text(r.memory_text) == normalize_text(c.memory_text):
+            if (
+                c.slot and r.slot == c.slot and normalize_value(r.value) == normalize_value(c.value)
+            ) or normalize_text(r.memory_text) == normalize_text(c.memory_text):
                 hit.add(r.id)
     low = body.lower()
     for slot, words in SLOT_WORDS.items():

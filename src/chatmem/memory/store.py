@@ -170,7 +170,7 @@ async def fts_scores(
         return {}
     top = max(raw.values())
     if top <= 0:
-        return {k: 1.0 for k in raw}
+        return dict.fromkeys(raw, 1.0)
     return {k: max(0.05, v / top) for k, v in raw.items()}
 
 

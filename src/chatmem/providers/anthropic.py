@@ -8,7 +8,7 @@ counts), then reported once at the end. System messages become the ``system`` pa
 
 from __future__ import annotations
 
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 import anthropic
 

@@ -8,8 +8,9 @@ the process Settings.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Literal, Protocol, Union
+from typing import Literal, Protocol, Union
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 from .base import ChatMessage, Finish, ModelInfo, ProviderEvent, TextDelta, Usage
 

@@ -11,7 +11,7 @@ standard httpx stack: deployments can proxy it and tests mock it with respx.
 
 from __future__ import annotations
 
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 import httpx
 import openai

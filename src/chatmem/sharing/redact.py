@@ -9,7 +9,8 @@ hand) is still served redacted.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 ROLES = ("user", "assistant")
 HIDDEN_BLOCK_KINDS = frozenset({"tool_output"})
