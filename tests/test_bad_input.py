@@ -281,3 +281,33 @@ async def test_nul_characters_are_refused_everywhere(app, new_user):
     assert r.status_code == 400 and r.json()["ok"] is False
     assert (await a.client.get("/api/agents")).json()["items"] == []
     assert (await a.client.get("/api/conversations")).json()["items"] == []
+
+
+async def test_null_for_a_required_agent_field_leaves_it_unchanged(app, new_user):
+    """Found by schemathesis: ``PATCH /api/agents/{id}`` with null for a NOT NULL text field was a
+    500. Null now leaves such a field as it was; the nullable ones are cleared by it."""
+    a = await new_user()
+    agent = (
+        await a.client.post(
+            "/api/agents", json={"name": "A", "handle": "a", "headline": "h", "image_key": "k"}
+        )
+    ).json()
+    for field in ("headline", "description", "tone_prompt", "name", "status"):
+        r = await a.client.patch(f"/api/agents/{agent['id']}", json={field: None})
+        assert r.status_code == 200, (field, r.text)
+    r = await a.client.patch(
+        f"/api/agents/{agent['id']}", json={"image_key": None, "opening_message": None}
+    )
+    got = r.json()
+    assert r.status_code == 200 and got["headline"] == "h" and got["name"] == "A"
+    assert got["image_key"] is None and got["opening_message"] is None
+
+
+async def test_memory_validity_beyond_64_bits_is_a_422(app, new_user):
+    """Found by schemathesis: ``valid_from``/``valid_until`` ≥ 2^63 overflowed the column (500)."""
+    a = await new_user()
+    for field in ("valid_from", "valid_until"):
+        r = await a.client.post("/api/me/memories", json={"memory_text": "x", field: 2**63})
+        _err(r, 422, "validation_error")
+    r = await a.client.post("/api/me/memories", json={"memory_text": "x", "valid_from": 2**63 - 1})
+    assert r.status_code == 201, r.text

@@ -85,6 +85,9 @@ async def stream(c, cid, mid, after=None, via_query=False) -> list[dict]:
     r = await c.get(
         f"/api/conversations/{cid}/messages/{mid}/stream", headers=headers, params=params
     )
+    if r.status_code == 204:  # finished, and every event was delivered already
+        assert r.content == b"" and after
+        return []
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("text/event-stream")
     return parse(r.text)
@@ -181,6 +184,12 @@ async def test_resume_from_every_last_event_id(db_url):
         for k in range(n + 1):
             got = await stream(c, cid, mid, after=k, via_query=bool(k % 2))
             assert got == full[k:], k
+        # after the closing event: 204, so a standard EventSource stops reconnecting
+        for via_query in (False, True):
+            p = {"last_event_id": str(n)} if via_query else {}
+            h = {} if via_query else {"Last-Event-ID": str(n)}
+            r = await c.get(f"/api/conversations/{cid}/messages/{mid}/stream", params=p, headers=h)
+            assert r.status_code == 204 and r.content == b""
         msg = (await c.get(f"/api/conversations/{cid}/messages/{mid}")).json()
         assert deltas(full) == msg["text"]
 

@@ -16,6 +16,10 @@ from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .config import Settings, get_settings
+from pydantic import Field
+
+from .contracts import openapi
+from .contracts.base import Output
 from .db.engine import Database
 from .errors import ApiError
 from .runtime import Runtime
@@ -38,6 +42,11 @@ FEATURES = [
     "chatmem.search.routes",
     "chatmem.web.routes",
 ]
+
+
+class Health(Output):
+    ok: bool
+    database: str = Field(description="sqlite | postgresql")
 
 
 def _error_json(status: int, code: str, message: str, details=None) -> JSONResponse:
@@ -146,7 +155,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RejectNulInUrl)
     install_error_handlers(app)
 
-    @app.get("/api/health", tags=["meta"])
+    @app.get("/api/health", tags=["meta"], response_model=Health)
     async def health():
         async with rt.db.read() as c:
             await c.exec_driver_sql("SELECT 1")
@@ -156,4 +165,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(m.router)
         if hasattr(m, "mount"):  # static files and other sub-apps
             m.mount(app)
+    openapi.install(app)
     return app

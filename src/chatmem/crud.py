@@ -8,11 +8,20 @@ Each resource supplies a service module with ``list_``, ``create``, ``get``, ``p
 from types import ModuleType
 
 from fastapi import APIRouter, Depends, Response
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model
+
+from .contracts.base import Page
 
 from .auth.deps import current_user, get_runtime
 from .auth.models import Principal
+from .contracts.errors import AUTHED, errors
 from .runtime import Runtime
+
+
+def create_model_page(item: type[BaseModel]) -> type[BaseModel]:
+    """``{"items": [item], "next_cursor": null}`` named after the item (ProjectOut → ProjectPage)."""
+    name = item.__name__.removesuffix("Out") + "Page"
+    return create_model(name, __base__=Page[item])  # type: ignore[valid-type]
 
 
 def crud_router(
@@ -21,14 +30,16 @@ def crud_router(
     svc: ModuleType,
     create_model: type[BaseModel],
     patch_model: type[BaseModel],
+    out_model: type[BaseModel],
 ) -> APIRouter:
-    router = APIRouter(prefix=prefix, tags=[tag])
+    router = APIRouter(prefix=prefix, tags=[tag], responses=errors(*AUTHED))
+    page_model = create_model_page(out_model)
 
-    @router.get("")
+    @router.get("", response_model=page_model)
     async def list_(p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
         return await svc.list_(rt.db, p)
 
-    @router.post("", status_code=201)
+    @router.post("", status_code=201, response_model=out_model, responses=errors(409))
     async def create(
         body: create_model,
         p: Principal = Depends(current_user),  # type: ignore[valid-type]
@@ -36,13 +47,13 @@ def crud_router(
     ):
         return await svc.create(rt.db, p, body)
 
-    @router.get("/{obj_id}")
+    @router.get("/{obj_id}", response_model=out_model, responses=errors(404))
     async def get(
         obj_id: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
     ):
         return await svc.get(rt.db, p, obj_id)
 
-    @router.patch("/{obj_id}")
+    @router.patch("/{obj_id}", response_model=out_model, responses=errors(404, 409))
     async def patch(
         obj_id: str,
         body: patch_model,  # type: ignore[valid-type]
@@ -51,7 +62,7 @@ def crud_router(
     ):
         return await svc.patch(rt.db, p, obj_id, body)
 
-    @router.delete("/{obj_id}", status_code=204)
+    @router.delete("/{obj_id}", status_code=204, responses=errors(404))
     async def delete(
         obj_id: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
     ):

@@ -3,4 +3,6 @@
 from ..crud import crud_router
 from . import service
 
-router = crud_router("/api/agents", "agents", service, service.AgentIn, service.AgentPatch)
+router = crud_router(
+    "/api/agents", "agents", service, service.AgentIn, service.AgentPatch, service.AgentOut
+)

@@ -13,7 +13,7 @@ from pydantic import Field
 from sqlalchemy import and_, delete, func, insert, or_, select, update
 
 from ..auth.models import Principal
-from ..contracts.base import Input, Name
+from ..contracts.base import Input, Name, Output
 from ..conversations.store import detach_messages
 from ..db import schema as t
 from ..db.clock import now_ms
@@ -57,6 +57,32 @@ class AgentPatch(Input):
     image_key: str | None = Field(default=None, max_length=500)
     visibility: Literal["private", "public"] | None = None
     status: Literal["draft", "published", "archived"] | None = None
+
+
+class AgentOut(Output):
+    id: str
+    name: str
+    handle: str
+    headline: str
+    description: str
+    story_background: str
+    personality_prompt: str
+    tone_prompt: str
+    guardrails_prompt: str
+    opening_message: str | None
+    default_prompt: str
+    image_key: str | None
+    visibility: str
+    status: str
+    last_assistant_message: str | None
+    last_assistant_message_at: int | None
+    last_message_at: int | None = Field(description="the newest message of its conversations")
+    created_at: int
+    updated_at: int
+
+
+#: Columns that may be NULL; ``null`` for any other field in a PATCH leaves it unchanged.
+NULLABLE = frozenset({"opening_message", "image_key"})
 
 
 def agent_out(row) -> dict:
@@ -113,10 +139,11 @@ async def get(db: Database, p: Principal, agent_id: str) -> dict:
 
 
 async def patch(db: Database, p: Principal, agent_id: str, body: AgentPatch) -> dict:
-    changes = body.model_dump(exclude_unset=True)
-    for required in ("name", "handle", "visibility", "status"):
-        if changes.get(required, "") is None:
-            changes.pop(required)
+    changes = {
+        k: v
+        for k, v in body.model_dump(exclude_unset=True).items()
+        if v is not None or k in NULLABLE
+    }
     async with db.write() as c:
         await get_owned(c, p, agent_id)
         if changes:

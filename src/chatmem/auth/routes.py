@@ -4,16 +4,36 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import RedirectResponse
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
-from ..contracts.base import Input
+from ..contracts.base import Input, Output
+from ..contracts.errors import AUTHED, errors
 from ..errors import Unauthorized
 from ..runtime import Runtime
 from . import service
 from .deps import CSRF_COOKIE, SESSION_COOKIE, check_csrf, current_user, get_runtime
 from .models import Principal
 
-router = APIRouter(prefix="/api", tags=["auth"])
+router = APIRouter(prefix="/api", tags=["auth"], responses=errors(*AUTHED))
+
+
+class UserSettings(Output):
+    model_config = ConfigDict(extra="allow")
+    memory_enabled: bool = True
+
+
+class UserOut(Output):
+    id: str
+    email: str
+    name: str
+    role: str = Field(description="user | admin")
+    settings: UserSettings
+    created_at: int
+
+
+class LoginOut(Output):
+    user: UserOut
+    csrf_token: str = Field(description="send it as X-CSRF-Token on cookie-authenticated writes")
 
 
 class LoginIn(Input):
@@ -48,7 +68,7 @@ def _set_session_cookies(response: Response, rt: Runtime, token: str, csrf: str)
     )
 
 
-@router.post("/auth/login")
+@router.post("/auth/login", response_model=LoginOut)
 async def login(body: LoginIn, response: Response, rt: Runtime = Depends(get_runtime)):
     token, csrf, user = await service.login(
         rt.db, body.email, body.password, rt.settings.session_ttl_s
@@ -85,13 +105,13 @@ async def logout(request: Request, response: Response, rt: Runtime = Depends(get
     return response
 
 
-@router.get("/me")
+@router.get("/me", response_model=UserOut)
 async def me(p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
     row = await service.find_user(rt.db, p.id)
     return service.user_public(row)
 
 
-@router.patch("/me")
+@router.patch("/me", response_model=UserOut)
 async def patch_me(
     body: MePatch, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):

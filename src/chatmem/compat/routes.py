@@ -42,7 +42,16 @@ def documented(model=None) -> dict:
     return {"responses": responses}
 
 
-@router.post("/chat/inbox", responses={**FAILURES, 200: {"content": {"text/plain": {}}}})
+@router.post(
+    "/chat/inbox",
+    responses={
+        **FAILURES,
+        200: {
+            "description": "the reply as it is generated, plain UTF-8 text (AI SDK text stream)",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        },
+    },
+)
 async def inbox_chat(
     body: InboxChatRequest,
     request: Request,

@@ -6,13 +6,15 @@ from fastapi import APIRouter, Depends, Query
 
 from ..auth.deps import current_user, get_runtime
 from ..auth.models import Principal
+from ..contracts.errors import AUTHED, errors
 from ..runtime import Runtime
 from . import manage
+from .wire import CompactOut, ContextOut
 
-router = APIRouter(prefix="/api/conversations", tags=["context"])
+router = APIRouter(prefix="/api/conversations", tags=["context"], responses=errors(*AUTHED))
 
 
-@router.get("/{cid}/context")
+@router.get("/{cid}/context", response_model=ContextOut, responses=errors(404))
 async def context(
     cid: str,
     message_id: str | None = Query(None, max_length=64),
@@ -26,7 +28,7 @@ async def context(
     return await manage.preview(rt, p, cid, include_messages=include_messages)
 
 
-@router.post("/{cid}/compact")
+@router.post("/{cid}/compact", response_model=CompactOut, responses=errors(404, 409))
 async def compact(
     cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):

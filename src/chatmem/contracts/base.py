@@ -42,6 +42,16 @@ class Output(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+def _is_none(v: Any) -> bool:
+    return v is None
+
+
+def when_present(description: str) -> Any:
+    """A field that only some answers carry (admin-only, or asked for): absent, not null, when
+    there is no value — its schema says it may be missing."""
+    return Field(default=None, exclude_if=_is_none, description=description)
+
+
 class Page(Output, Generic[T]):
     items: list[T]
     next_cursor: str | None = None

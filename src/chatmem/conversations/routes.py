@@ -8,22 +8,36 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 
 from ..auth.deps import current_user, get_runtime
 from ..auth.models import Principal
+from ..contracts.errors import AUTHED, errors
 from ..errors import ApiError
+from ..generation.contracts import SSE_RESPONSE, TurnStarted
 from ..runtime import Runtime
 from . import service
-from .wire import ConversationIn, ConversationPatch, ForkIn, LeafIn, MessageIn, MessagePatch
+from .wire import (
+    ConversationIn,
+    ConversationOut,
+    ConversationPage,
+    ConversationPatch,
+    ForkIn,
+    LeafIn,
+    MessageIn,
+    MessageOut,
+    MessagePage,
+    MessagePatch,
+    RoundDeleted,
+)
 
-router = APIRouter(prefix="/api/conversations", tags=["conversations"])
+router = APIRouter(prefix="/api/conversations", tags=["conversations"], responses=errors(*AUTHED))
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, response_model=ConversationOut, responses=errors(404))
 async def create(
     body: ConversationIn, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):
     return await service.create_conversation(rt.db, p, body)
 
 
-@router.get("")
+@router.get("", response_model=ConversationPage)
 async def list_(
     archived: bool = False,
     starred: bool | None = None,
@@ -46,12 +60,12 @@ async def list_(
     )
 
 
-@router.get("/{cid}")
+@router.get("/{cid}", response_model=ConversationOut, responses=errors(404))
 async def get(cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
     return await service.get_conversation(rt.db, p, cid)
 
 
-@router.patch("/{cid}")
+@router.patch("/{cid}", response_model=ConversationOut, responses=errors(404))
 async def patch(
     cid: str,
     body: ConversationPatch,
@@ -61,7 +75,7 @@ async def patch(
     return await service.patch_conversation(rt.db, p, cid, body)
 
 
-@router.delete("/{cid}", status_code=204)
+@router.delete("/{cid}", status_code=204, responses=errors(404))
 async def delete(
     cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):
@@ -69,7 +83,25 @@ async def delete(
     return Response(status_code=204)
 
 
-@router.get("/{cid}/messages")
+@router.get(
+    "/{cid}/messages",
+    response_model=MessagePage,
+    responses={
+        **errors(404),
+        200: {
+            "headers": {
+                "X-Has-More": {
+                    "description": "true when older messages exist",
+                    "schema": {"type": "string"},
+                },
+                "X-Next-Before": {
+                    "description": "the cursor for the next page",
+                    "schema": {"type": "string"},
+                },
+            }
+        },
+    },
+)
 async def messages(
     cid: str,
     response: Response,
@@ -88,7 +120,19 @@ async def messages(
     return page
 
 
-@router.post("/{cid}/messages", status_code=201)
+@router.post(
+    "/{cid}/messages",
+    status_code=201,
+    response_model=MessageOut,
+    responses={
+        **errors(404, 409, 413, 429),
+        200: SSE_RESPONSE,
+        201: {
+            "description": "log mode (`generate: false` or `role: assistant`): the stored message"
+        },
+        202: {"model": TurnStarted, "description": "a turn started; read or resume its stream"},
+    },
+)
 async def post_message(
     cid: str,
     body: MessageIn,
@@ -106,14 +150,14 @@ async def post_message(
     return await start_turn(rt, p, cid, body, request)
 
 
-@router.get("/{cid}/messages/{mid}")
+@router.get("/{cid}/messages/{mid}", response_model=MessageOut, responses=errors(404))
 async def get_message(
     cid: str, mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):
     return await service.get_message(rt.db, p, cid, mid)
 
 
-@router.patch("/{cid}/messages/{mid}")
+@router.patch("/{cid}/messages/{mid}", response_model=MessageOut, responses=errors(404, 409, 413))
 async def edit_message(
     cid: str,
     mid: str,
@@ -126,21 +170,23 @@ async def edit_message(
     )
 
 
-@router.delete("/{cid}/messages/{mid}")
+@router.delete("/{cid}/messages/{mid}", response_model=RoundDeleted, responses=errors(404, 409))
 async def delete_round(
     cid: str, mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):
     return await service.delete_round(rt.db, p, cid, mid)
 
 
-@router.patch("/{cid}/active-leaf")
+@router.patch("/{cid}/active-leaf", response_model=ConversationOut, responses=errors(404))
 async def active_leaf(
     cid: str, body: LeafIn, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):
     return await service.switch_leaf(rt.db, p, cid, body.leaf_id)
 
 
-@router.post("/{cid}/fork", status_code=201)
+@router.post(
+    "/{cid}/fork", status_code=201, response_model=ConversationOut, responses=errors(404, 409)
+)
 async def fork(
     cid: str,
     body: ForkIn | None = None,

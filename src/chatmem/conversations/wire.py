@@ -10,9 +10,9 @@ import base64
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from ..contracts.base import Input
+from ..contracts.base import Input, Output, when_present
 from ..errors import BadRequest
 from . import blocks as blk
 
@@ -106,6 +106,122 @@ def message_out(row, branch: dict | None = None, *, is_admin: bool = False) -> d
     out["branch_count"] = b.get("branch_count", 1)
     out["sibling_ids"] = b.get("sibling_ids", [m["id"]])
     return out
+
+
+class Block(BaseModel):
+    """One typed content block (``kind`` is one of blocks.BLOCK_KINDS); kind-specific fields such
+    as ``text``, ``name``/``arguments`` (tool_call) or ``url`` (image) ride along."""
+
+    model_config = ConfigDict(extra="allow")
+    kind: str
+    text: str | None = None
+
+
+class SummaryBlock(Output):
+    """A compaction summary applying to the active path when its anchor is on it."""
+
+    id: str | None = None
+    level: int | None = None
+    from_message_id: str | None = None
+    anchor_message_id: str | None = None
+    text: str | None = None
+    tokens: int | None = None
+    media: Any = None
+    message_count: int | None = None
+    created_at: int | None = None
+
+
+class ConversationOut(Output):
+    id: str
+    title: str
+    project_id: str | None
+    provider: str
+    model_id: str
+    kb_ids: list[Any]
+    rag_mode: str
+    summary_blocks: list[SummaryBlock]
+    active_leaf_id: str | None
+    inline_source_conv: str = Field(description="the source conversation of an inline thread")
+    inline_parent_id: str = Field(description="the anchor message of an inline thread")
+    inline_quote: str
+    workspace_id: str
+    agent_id: str | None
+    summary: str | None
+    message_count: int
+    last_message_at: int | None
+    created_at: int
+    updated_at: int
+    fast: bool
+    pinned: bool
+    archived: bool
+    starred: bool
+    is_public: bool
+
+
+class ConversationPage(Output):
+    items: list[ConversationOut]
+    next_cursor: str | None = None
+
+
+class Usage(Output):
+    input_tokens: int
+    context_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+
+
+class MessageOut(Output):
+    id: str
+    conversation_id: str
+    parent_id: str | None
+    role: Role
+    blocks: list[Block]
+    text: str = Field(description="the visible text: the text blocks joined")
+    status: Literal["complete", "streaming", "error"]
+    stop_reason: str | None
+    error: str
+    provider: str
+    model_id: str
+    model_label: str
+    attachments: list[Any]
+    citations: list[Any]
+    credits: float
+    currency: str
+    gen_ms: int
+    created_at: int
+    feedback: str
+    author_id: str
+    user_id: str
+    agent_id: str | None
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description="caller metadata and the context report (not in stream events)",
+    )
+    depth: int
+    selected_user_skill_ids: list[Any]
+    fast: bool
+    usage: Usage
+    cost: float | None = when_present("admins only")
+    verify: Any = Field(description="the audit record, or null when not audited")
+    branch_index: int
+    branch_count: int
+    sibling_ids: list[str]
+
+
+class MessagePage(Output):
+    """A page of the active path (oldest first; ``next_cursor`` pages further back) or, with
+    ``mode=tree``, every message of the conversation."""
+
+    items: list[MessageOut]
+    next_cursor: str | None = None
+    active_leaf_id: str | None
+
+
+class RoundDeleted(Output):
+    deleted_ids: list[str]
+    deleted: int
+    conversation: ConversationOut
 
 
 def encode_cursor(*parts: Any) -> str:

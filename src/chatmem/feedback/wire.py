@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..contracts.base import Input
+from ..contracts.base import Input, Output, when_present
 
 Reason = Literal[
     "incorrect_fact",
@@ -53,6 +53,19 @@ class FeedbackIn(Input):
         return list(dict.fromkeys(v))
 
 
+class RatingOut(Output):
+    rating: Literal["like", "dislike"]
+    reasons: list[str]
+    comment: str
+    created_at: int
+    updated_at: int
+
+
+class MessageRating(Output):
+    message_id: str
+    feedback: RatingOut | None = Field(description="the caller's rating, null when none")
+
+
 def rating_out(row) -> dict | None:
     """The caller's rating. ``model_id`` stays in the table for admins: a fast-mode answer's real
     model is masked from users."""
@@ -83,6 +96,43 @@ class ReportIn(Input):
         if not v.strip():
             raise ValueError("description must not be blank")
         return v
+
+
+class Screenshot(Output):
+    mime: str
+    width: int
+    height: int
+
+
+class ReportOut(Output):
+    id: str
+    message_id: str | None
+    conversation_id: str | None
+    conversation_title: str
+    description: str
+    page_path: str
+    user_agent: str
+    viewport_width: int
+    viewport_height: int
+    created_at: int
+    screenshot: Screenshot | None
+    user_id: str | None = when_present("admin view only")
+    user_email: str | None = when_present("admin view only")
+
+
+class ReportPage(Output):
+    items: list[ReportOut]
+    next_cursor: str | None = None
+
+
+class ReportUpload(ReportIn):
+    """The multipart form of ``POST /api/user-feedback`` (documentation: form.py parses it)."""
+
+    screenshot: bytes | None = Field(
+        default=None,
+        description="a PNG or JPEG file, at most 3 MiB",
+        json_schema_extra={"format": "binary"},
+    )
 
 
 def report_out(row, *, admin: bool = False) -> dict:

@@ -7,23 +7,25 @@ Content negotiation: a turn-starting POST answers with the SSE stream when the c
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import Field
 
 from ..auth.deps import current_user, get_runtime
 from ..auth.models import Principal
 from ..contracts.base import Input
+from ..contracts.errors import AUTHED, errors
 from ..conversations.service import check_size
 from ..conversations.wire import MessageIn
 from ..errors import BadRequest
 from ..runtime import Runtime
 from . import service, titles  # noqa: F401  (titles registers the "title" job handler)
+from .contracts import SSE_RESPONSE, ModelList, Stopped, TurnStarted
 from .sse import PING, frames
 from .state import get_state
 from .sweeper import Sweeper
 
-router = APIRouter(tags=["generation"])
+router = APIRouter(tags=["generation"], responses=errors(*AUTHED))
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
 
@@ -98,7 +100,14 @@ def _last_event_id(request: Request, query_value: str | None) -> int:
     return value
 
 
-@router.get("/api/conversations/{cid}/messages/{mid}/stream")
+@router.get(
+    "/api/conversations/{cid}/messages/{mid}/stream",
+    responses={
+        **errors(404),
+        200: SSE_RESPONSE,
+        204: {"description": "the message is finished and every event was delivered"},
+    },
+)
 async def resume(
     cid: str,
     mid: str,
@@ -107,14 +116,22 @@ async def resume(
     p: Principal = Depends(current_user),
     rt: Runtime = Depends(get_runtime),
 ):
+    """Replay the events after Last-Event-ID, then follow live; 204 when there is nothing left."""
     after = _last_event_id(request, last_event_id)
     await service.check_message(rt, p, cid, mid)
+    if await service.fully_delivered(rt, mid, after):
+        return Response(status_code=204)
     return StreamingResponse(
         sse_body(rt, mid, after), media_type="text/event-stream", headers=SSE_HEADERS
     )
 
 
-@router.post("/api/conversations/{cid}/regenerate", status_code=202)
+@router.post(
+    "/api/conversations/{cid}/regenerate",
+    status_code=202,
+    response_model=TurnStarted,
+    responses={**errors(404, 409, 429), 200: SSE_RESPONSE},
+)
 async def regenerate(
     cid: str,
     request: Request,
@@ -127,7 +144,7 @@ async def regenerate(
     return turn_response(rt, request, ids)
 
 
-@router.post("/api/conversations/{cid}/stop")
+@router.post("/api/conversations/{cid}/stop", response_model=Stopped, responses=errors(404))
 async def stop(
     cid: str,
     body: StopIn | None = None,
@@ -137,7 +154,7 @@ async def stop(
     return await service.stop(rt, p, cid, (body or StopIn()).message_id)
 
 
-@router.get("/api/models", tags=["models"])
+@router.get("/api/models", tags=["models"], response_model=ModelList)
 async def models(p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
     return get_state(rt).registry.public_models(is_admin=p.is_admin)
 

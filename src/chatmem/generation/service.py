@@ -281,6 +281,21 @@ async def check_message(rt, principal: Principal, conv_id: str, message_id: str)
         return await store.get_message(c, conv_id, message_id)
 
 
+async def fully_delivered(rt, message_id: str, after_seq: int) -> bool:
+    """Whether a resume after ``after_seq`` has nothing to send: the message is finished and
+    ``after_seq`` is its closing event (answered 204, so a standard EventSource stops
+    reconnecting). A closing event the sweeper wrote (``recovered``) still gets its snapshot."""
+    async with rt.db.read() as c:
+        # status first: under READ COMMITTED a row seen ended has its closing event committed
+        status = (await c.execute(select(M.status).where(M.id == message_id))).scalar()
+        if status is None or status == "streaming" or after_seq <= 0:
+            return False
+        hi, last = await _last_event_in(c, message_id)
+    if hi != after_seq or not last or last[0]["type"] not in TERMINAL:
+        return False
+    return not (last[0]["data"] or {}).get("recovered")
+
+
 async def _snapshot_end(rt, message_id: str) -> list[dict]:
     async with rt.db.read() as c:
         row = (await c.execute(select(t.messages).where(M.id == message_id))).one()
@@ -321,11 +336,14 @@ async def _poll(rt, message_id: str, seq: int, first: bool):
     return rows, status, lo
 
 
+async def _last_event_in(c, message_id: str):
+    _, hi = await ev.bounds(c, message_id)
+    return hi, await ev.read_after(c, message_id, (hi or 1) - 1, 1)
+
+
 async def _last_event(rt, message_id: str):
     async with rt.db.read() as c:
-        _, hi = await ev.bounds(c, message_id)
-        last = await ev.read_after(c, message_id, (hi or 1) - 1, 1)
-    return hi, last
+        return await _last_event_in(c, message_id)
 
 
 async def follow_batches(

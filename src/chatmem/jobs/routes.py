@@ -8,17 +8,40 @@ their ``last_error``) for operators.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Query
 
 from ..auth.deps import current_admin, get_runtime
 from ..auth.models import Principal
+from ..contracts.base import Output
+from ..contracts.errors import AUTHED, errors
 from ..runtime import Runtime
 from .worker import Worker, list_recent
 
-router = APIRouter(prefix="/api/admin/jobs", tags=["jobs"])
+router = APIRouter(prefix="/api/admin/jobs", tags=["jobs"], responses=errors(*AUTHED))
 WORKER_KEY = "jobs.worker"
+
+
+class JobOut(Output):
+    id: str
+    kind: str
+    payload: dict[str, Any]
+    dedupe_key: str | None
+    status: Literal["queued", "running", "done", "failed"]
+    run_after: int
+    attempts: int
+    max_attempts: int
+    locked_by: str
+    locked_until: int | None
+    last_error: str
+    created_at: int
+    updated_at: int
+
+
+class JobPage(Output):
+    items: list[JobOut]
+    next_cursor: str | None = None
 
 
 def install(rt: Runtime) -> None:
@@ -28,7 +51,7 @@ def install(rt: Runtime) -> None:
         rt.services.append(worker)
 
 
-@router.get("")
+@router.get("", response_model=JobPage)
 async def list_jobs(
     status: Literal["queued", "running", "done", "failed"] | None = None,
     kind: str | None = Query(None, max_length=100),

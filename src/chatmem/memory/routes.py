@@ -10,18 +10,19 @@ from fastapi import APIRouter, Depends, Query, Response
 
 from ..auth.deps import current_user, get_runtime
 from ..auth.models import Principal
+from ..contracts.errors import AUTHED, errors
 from ..runtime import Runtime
 from . import hooks, service
-from .wire import MemoryIn, MemoryPatch
+from .wire import MemoryHistory, MemoryIn, MemoryOut, MemoryPage, MemoryPatch
 
-router = APIRouter(prefix="/api/me/memories", tags=["memories"])
+router = APIRouter(prefix="/api/me/memories", tags=["memories"], responses=errors(*AUTHED))
 
 
 def install(rt: Runtime) -> None:
     hooks.install(rt)
 
 
-@router.get("")
+@router.get("", response_model=MemoryPage)
 async def list_(
     status: list[str] | None = Query(None, description="repeat or comma-separate"),
     type: str | None = Query(None, max_length=80),
@@ -47,19 +48,19 @@ async def list_(
     )
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, response_model=MemoryOut, responses=errors(404, 409))
 async def create(
     body: MemoryIn, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):
     return await service.create_memory(rt.db, rt.settings, p, body)
 
 
-@router.get("/{mid}")
+@router.get("/{mid}", response_model=MemoryOut, responses=errors(404))
 async def get(mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
     return await service.get_memory(rt.db, p, mid)
 
 
-@router.patch("/{mid}")
+@router.patch("/{mid}", response_model=MemoryOut, responses=errors(404))
 async def patch(
     mid: str,
     body: MemoryPatch,
@@ -69,7 +70,7 @@ async def patch(
     return await service.update_memory(rt.db, p, mid, body.model_dump(exclude_unset=True))
 
 
-@router.delete("/{mid}", status_code=204)
+@router.delete("/{mid}", status_code=204, responses=errors(404))
 async def delete(
     mid: str,
     purge: bool = False,
@@ -83,7 +84,7 @@ async def delete(
     return Response(status_code=204)
 
 
-@router.get("/{mid}/history")
+@router.get("/{mid}/history", response_model=MemoryHistory, responses=errors(404))
 async def history(
     mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):

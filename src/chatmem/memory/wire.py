@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
-from ..contracts.base import Input
+from ..contracts.base import Input, Output, when_present
 from ..errors import BadRequest
 
 EXCERPT_CHARS = 280
+MAX_MS = 2**63 - 1
 
 
 class MemoryIn(Input):
@@ -27,8 +28,9 @@ class MemoryIn(Input):
     importance: int = Field(default=3, ge=1, le=5)
     status: Literal["ACTIVE", "QUERY_DEPENDENT"] = "ACTIVE"
     agent_id: str | None = Field(default=None, min_length=1, max_length=64)
-    valid_from: int | None = Field(default=None, ge=0)
-    valid_until: int | None = Field(default=None, ge=0)
+    # milliseconds; bounded so every value fits a 64-bit column on both databases
+    valid_from: int | None = Field(default=None, ge=0, le=MAX_MS)
+    valid_until: int | None = Field(default=None, ge=0, le=MAX_MS)
 
 
 class MemoryPatch(Input):
@@ -39,6 +41,76 @@ class MemoryPatch(Input):
     importance: int | None = Field(default=None, ge=1, le=5)
     status: str | None = Field(default=None, max_length=32)  # ACTIVE | DISABLED (checked: 422)
     reason: str | None = Field(default=None, max_length=500)
+
+
+class SourceMessage(Output):
+    id: str
+    role: str
+    excerpt: str = Field(description=f"the first {EXCERPT_CHARS} characters of its text")
+    created_at: int
+    conversation_id: str
+    text: str | None = when_present("the whole text, where asked for")
+
+
+class MemoryOut(Output):
+    id: str
+    agent_id: str | None = Field(description="null: the memory is user-wide")
+    memory_text: str
+    memory_type: str
+    slot: str
+    value: str
+    status: str = Field(
+        description="ACTIVE | QUERY_DEPENDENT | STALE | UNKNOWN_CURRENT | DISABLED | DELETED"
+    )
+    confidence: float
+    importance: int
+    origin: str = Field(description="extracted | user | tool")
+    source_message_id: str | None
+    source_message_ids: list[str]
+    supersedes: list[str]
+    superseded_by: list[str]
+    affected_domains: list[Any]
+    reason: str
+    valid_from: int | None
+    valid_until: int | None
+    created_at: int
+    updated_at: int
+    source_messages: list[SourceMessage]
+
+
+class MemoryPage(Output):
+    items: list[MemoryOut]
+    next_cursor: str | None = None
+
+
+class MemoryEvent(Output):
+    id: str
+    event: str = Field(description="created | reinforced | superseded | edited | disabled | …")
+    actor: str
+    before: Any
+    after: Any
+    reason: str
+    created_at: int
+
+
+class MemoryVersion(Output):
+    id: str
+    memory_text: str
+    slot: str
+    value: str
+    status: str
+    valid_from: int | None
+    valid_until: int | None
+    supersedes: list[str]
+    superseded_by: list[str]
+    created_at: int
+    updated_at: int
+
+
+class MemoryHistory(Output):
+    memory: MemoryOut
+    events: list[MemoryEvent]
+    chain: list[MemoryVersion] = Field(description="the supersession chain, oldest value first")
 
 
 def source_out(r, *, full: bool = False) -> dict:

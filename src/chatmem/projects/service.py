@@ -8,7 +8,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..auth.models import Principal
-from ..contracts.base import Input, Name
+from ..contracts.base import Input, Name, Output
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
@@ -39,6 +39,22 @@ class ProjectPatch(Input):
     pinned: bool | None = None
     auto_add_uploads: bool | None = None
     is_public: bool | None = None
+
+
+class ProjectOut(Output):
+    id: str
+    name: str
+    description: str
+    instructions: str
+    accent: str
+    emoji: str
+    pinned: bool
+    kb_id: str | None
+    auto_add_uploads: bool
+    is_public: bool
+    workspace_id: str
+    created_at: int
+    updated_at: int
 
 
 def project_out(row) -> dict:

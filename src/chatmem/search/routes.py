@@ -6,13 +6,15 @@ from fastapi import APIRouter, Depends, Query
 
 from ..auth.deps import current_user, get_runtime
 from ..auth.models import Principal
+from ..contracts.errors import AUTHED, errors
 from ..runtime import Runtime
 from . import service
+from .wire import SearchResults
 
-router = APIRouter(tags=["search"])
+router = APIRouter(tags=["search"], responses=errors(*AUTHED))
 
 
-@router.get("/api/search")
+@router.get("/api/search", response_model=SearchResults)
 async def search(
     q: str = Query("", max_length=200),
     p: Principal = Depends(current_user),

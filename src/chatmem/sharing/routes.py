@@ -11,12 +11,14 @@ from fastapi import APIRouter, Depends, Request, Response
 
 from ..auth.deps import current_user, get_runtime
 from ..auth.models import Principal
+from ..contracts.errors import AUTHED, errors
+from ..conversations.wire import ConversationOut
 from ..errors import TooManyRequests
 from ..runtime import Runtime
 from . import service
 from .ratelimit import SlidingWindow
 
-router = APIRouter(tags=["sharing"])
+router = APIRouter(tags=["sharing"], responses=errors(*AUTHED))
 
 PUBLIC_LIMIT_PER_MIN = 60
 LIMITER_KEY = "sharing.public_limiter"
@@ -38,21 +40,28 @@ def public_rate_limit(request: Request) -> None:
         )
 
 
-@router.post("/api/conversations/{cid}/share", status_code=201)
+@router.post(
+    "/api/conversations/{cid}/share",
+    status_code=201,
+    response_model=service.ShareOut,
+    responses=errors(404),
+)
 async def create_share(
     cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):
     return await service.share(rt.db, p, cid)
 
 
-@router.get("/api/conversations/{cid}/share")
+@router.get(
+    "/api/conversations/{cid}/share", response_model=service.ShareOut, responses=errors(404)
+)
 async def get_share(
     cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):
     return await service.get_share(rt.db, p, cid)
 
 
-@router.delete("/api/conversations/{cid}/share", status_code=204)
+@router.delete("/api/conversations/{cid}/share", status_code=204, responses=errors(404))
 async def revoke_share(
     cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):
@@ -60,12 +69,22 @@ async def revoke_share(
     return Response(status_code=204)
 
 
-@router.get("/api/public/shared/{token}", dependencies=[Depends(public_rate_limit)])
+@router.get(
+    "/api/public/shared/{token}",
+    dependencies=[Depends(public_rate_limit)],
+    response_model=service.PublicShare,
+    responses=errors(404, 429),
+)
 async def read_shared(token: str, rt: Runtime = Depends(get_runtime)):
     return await service.read_public(rt.db, token)
 
 
-@router.post("/api/public/shared/{token}/clone", status_code=201)
+@router.post(
+    "/api/public/shared/{token}/clone",
+    status_code=201,
+    response_model=ConversationOut,
+    responses=errors(404),
+)
 async def clone_shared(
     token: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):

@@ -6,15 +6,48 @@ so two concurrent re-shares serialise instead of tripping the one-share-per-conv
 
 from __future__ import annotations
 
+from typing import Any
+
+from pydantic import Field
+
 from ..auth.models import Principal
+from ..contracts.base import Output, when_present
 from ..conversations import store as conv_store
-from ..conversations.wire import conversation_out
+from ..conversations.wire import Block, conversation_out
 from ..db.engine import Database
 from ..errors import NotFound
 from . import redact, store
 
 #: Longest active path a share freezes (the whole path in practice).
 MAX_PATH = 1_000_000
+
+
+class ShareOut(Output):
+    token: str = Field(description="192-bit random hex; whoever has it can read the snapshot")
+    conversation_id: str
+    title: str
+    created_at: int
+    message_count: int
+    url: str
+
+
+class PublicMessage(Output):
+    """What a share shows of a message (redact.py's whitelist)."""
+
+    role: str
+    blocks: list[Block]
+    citations: list[Any]
+    attachments: list[Any]
+    created_at: int
+    author_name: str
+    fast: bool
+    model_label: str | None = when_present("assistant messages, not in fast mode")
+
+
+class PublicShare(Output):
+    title: str
+    messages: list[PublicMessage]
+    created_at: int
 
 
 def share_out(row) -> dict:

@@ -6,14 +6,21 @@ from fastapi import APIRouter, Depends, Query
 
 from ..auth.deps import current_user, get_runtime
 from ..auth.models import Principal
+from ..contracts.errors import AUTHED, errors
+from ..conversations.wire import ConversationOut, ConversationPage
 from ..runtime import Runtime
 from . import service
 from .service import InlineThreadIn
 
-router = APIRouter(prefix="/api/conversations", tags=["inline-threads"])
+router = APIRouter(prefix="/api/conversations", tags=["inline-threads"], responses=errors(*AUTHED))
 
 
-@router.post("/{cid}/inline-threads", status_code=201)
+@router.post(
+    "/{cid}/inline-threads",
+    status_code=201,
+    response_model=ConversationOut,
+    responses=errors(404),
+)
 async def create(
     cid: str,
     body: InlineThreadIn,
@@ -23,7 +30,7 @@ async def create(
     return await service.create_thread(rt.db, p, cid, body)
 
 
-@router.get("/{cid}/inline-threads")
+@router.get("/{cid}/inline-threads", response_model=ConversationPage, responses=errors(404))
 async def list_(
     cid: str,
     message_id: str | None = Query(None, max_length=64),

@@ -1,0 +1,66 @@
+"""The OpenAPI document, finished: event schemas of streaming routes and clean stream media types.
+
+Why it exists: FastAPI describes JSON bodies only. A route that answers a stream (or reads a
+multipart form) points at models with ``schema_ref(Model)``; this adds those models to
+``components.schemas`` and drops the empty ``application/json`` entry FastAPI puts beside every
+extra response of a streaming route, so a generated client sees exactly what the route sends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+REF = "#/components/schemas/{model}"
+STREAM_TYPES = ("text/event-stream", "text/plain")
+#: Models referenced by ``schema_ref`` (static documentation metadata, filled at import).
+_REFERENCED: dict[str, type[BaseModel]] = {}
+
+
+def schema_ref(model: type[BaseModel]) -> dict[str, str]:
+    """A ``$ref`` to ``model``'s schema, which every app's document will include."""
+    _REFERENCED[model.__name__] = model
+    return {"$ref": REF.format(model=model.__name__)}
+
+
+def _add_models(doc: dict, models: Iterable[type[BaseModel]]) -> None:
+    _, top = models_json_schema([(m, "serialization") for m in models], ref_template=REF)
+    schemas = doc.setdefault("components", {}).setdefault("schemas", {})
+    for name, schema in top.get("$defs", {}).items():
+        schemas.setdefault(name, schema)
+
+
+def _finish_streams(doc: dict) -> None:
+    for ops in doc.get("paths", {}).values():
+        for op in ops.values():
+            if not isinstance(op, dict):
+                continue
+            for resp in op.get("responses", {}).values():
+                content = resp.get("content") or {}
+                if any(t in content for t in STREAM_TYPES):
+                    if content.get("application/json", {}).get("schema", {}) == {}:
+                        content.pop("application/json", None)
+
+
+def install(app: FastAPI) -> None:
+    """Replace ``app.openapi`` with the finished document (built once, then cached)."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            doc = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+            )
+            _add_models(doc, _REFERENCED.values())
+            _finish_streams(doc)
+            app.openapi_schema = doc
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
