@@ -10,10 +10,9 @@ from types import ModuleType
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, create_model
 
-from .contracts.base import Page
-
 from .auth.deps import current_user, get_runtime
 from .auth.models import Principal
+from .contracts.base import Page
 from .contracts.errors import AUTHED, errors
 from .runtime import Runtime
 

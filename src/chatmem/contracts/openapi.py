@@ -42,9 +42,9 @@ def _finish_streams(doc: dict) -> None:
                 continue
             for resp in op.get("responses", {}).values():
                 content = resp.get("content") or {}
-                if any(t in content for t in STREAM_TYPES):
-                    if content.get("application/json", {}).get("schema", {}) == {}:
-                        content.pop("application/json", None)
+                streams = any(t in content for t in STREAM_TYPES)
+                if streams and content.get("application/json", {}).get("schema", {}) == {}:
+                    content.pop("application/json", None)
 
 
 def install(app: FastAPI) -> None:
