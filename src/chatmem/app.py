@@ -39,6 +39,7 @@ FEATURES = [
     "chatmem.sharing.routes",
     "chatmem.feedback.routes",
     "chatmem.search.routes",
+    "chatmem.embeddings.routes",
     "chatmem.web.routes",
 ]
 

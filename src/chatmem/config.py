@@ -89,6 +89,19 @@ class Settings(BaseSettings):
 
     models_file: str = ""  # optional JSON/TOML catalogue path
 
+    # embeddings (off unless an embedder is named; see chatmem/embeddings/__init__.py)
+    embedder: str = ""  # '' = off | openai | local | hashing | a third-party entry point
+    embedding_model: str = ""  # '' = the embedder's default (text-embedding-3-small, MiniLM …)
+    embedding_base_url: str = ""  # openai: any /v1/embeddings server ('' = openai_base_url)
+    embedding_api_key: str = ""  # openai: '' = openai_api_key
+    embedding_dimensions: int = Field(0, ge=0, le=16_384)  # 0 = the model's own
+    embedding_batch_size: int = Field(64, ge=1, le=2048)  # texts per embedder call
+    embedding_max_chars: int = Field(8000, ge=100, le=200_000)  # longer texts: their start
+    embedding_query_timeout_s: float = Field(2.0, gt=0, le=60)  # a turn waits at most this
+    embedding_max_candidates: int = Field(20_000, ge=100, le=1_000_000)  # per vector search
+    embedding_debounce_ms: int = Field(1000, ge=0, le=600_000)  # batch appends into one job
+    embedding_batches_per_job: int = Field(20, ge=1, le=10_000)  # then the job re-queues itself
+
 
 def get_settings(**overrides) -> Settings:
     """Build settings from the environment, with explicit overrides winning."""

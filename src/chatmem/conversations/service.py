@@ -13,6 +13,7 @@ from ..auth.models import Principal
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
+from ..embeddings import schedule_embedding
 from ..errors import BadRequest, Conflict, NotFound, TooLarge, Unprocessable
 from . import dag, store
 from .wire import (
@@ -179,6 +180,7 @@ async def append_message(
             if not from_leaf:
                 raise
             row = await insert(await store.newest_leaf(c, cid))  # a dangling pointer: repair it
+        await schedule_embedding(c, cid)
         [out] = await _with_branches(c, cid, [row], p)
     return out
 
@@ -258,7 +260,8 @@ async def edit_message(
                 code="message_streaming",
                 details={"message_id": mid},
             )
-        await store.update_content(c, mid, blocks)
+        await store.update_content(c, mid, blocks)  # a trigger drops the old text's vector
+        await schedule_embedding(c, cid)
         await c.execute(update(t.conversations).where(C.id == cid).values(updated_at=now_ms()))
         row = await store.get_message(c, cid, mid)
         [out] = await _with_branches(c, cid, [row], p)
@@ -337,5 +340,6 @@ async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 
         )
         new_conv = await store.get_conversation(c, p.id, new_id_)
         await store.copy_path(c, rows, new_conv, p.id)
+        await schedule_embedding(c, new_id_)
         new_conv = await store.get_conversation(c, p.id, new_id_)
     return conversation_out(new_conv)

@@ -493,3 +493,31 @@ jobs = Table(
         postgresql_where=text("status = 'queued'"),
     ),
 )
+
+# + vectors of messages and memories (embeddings/, migration 0005): one portable table. The owner
+#   row's foreign key deletes its vectors with it (message, memory, conversation, user); triggers
+#   (migration only) delete a vector when its message's text or its memory's text changes, or the
+#   memory stops being injectable, so a stale vector is never searched.
+embeddings = Table(
+    "embeddings",
+    metadata,
+    Column("id", Text, primary_key=True),
+    _fk("user_id", "users.id", "CASCADE"),
+    Column("owner_kind", Text, nullable=False),  # message | memory
+    _fk("message_id", "messages.id", "CASCADE", nullable=True),
+    _fk("memory_id", "memories.id", "CASCADE", nullable=True),
+    _fk("conversation_id", "conversations.id", "CASCADE", nullable=True),  # messages only
+    Column("model", Text, nullable=False),  # <embedder>:<model>[@<dimensions>]
+    Column("dimensions", Integer, nullable=False),
+    Column("text_hash", Text, nullable=False),  # of the text the vector was computed from
+    Column("vector", Bytes, nullable=False),  # float32 little-endian, unit length
+    _ms("created_at"),
+    CheckConstraint(
+        "(owner_kind = 'message' AND message_id IS NOT NULL AND memory_id IS NULL) OR "
+        "(owner_kind = 'memory' AND memory_id IS NOT NULL AND message_id IS NULL)",
+        name="owner",
+    ),
+    Index("uq_embeddings_message_model", "message_id", "model", unique=True),
+    Index("uq_embeddings_memory_model", "memory_id", "model", unique=True),
+    Index("idx_embeddings_user_scope", "user_id", "owner_kind", "model", "conversation_id"),
+)

@@ -23,6 +23,7 @@ from ..context import service as context_service
 from ..conversations import store
 from ..db import schema as t
 from ..db.clock import now_ms
+from ..embeddings import schedule_embedding
 from ..jobs.queue import enqueue
 from ..providers.base import Finish, ModelInfo, ProviderError, TextDelta, ThinkingDelta, Usage
 from . import leases, pricing
@@ -347,5 +348,6 @@ class TurnRunner:
             dedupe_key=f"memory:{cid}",
         )
         await enqueue(c, "compaction", {"conversation_id": cid}, dedupe_key=f"compact:{cid}")
+        await schedule_embedding(c, cid)
         if spec.first_turn:
             await enqueue(c, "title", {"conversation_id": cid}, dedupe_key=f"title:{cid}")

@@ -24,6 +24,7 @@ from ..conversations import blocks as blk
 from ..conversations import store as cstore
 from ..db import schema as t
 from ..db.clock import now_ms
+from ..embeddings import cached_query
 from ..jobs.queue import handler
 from . import policy as pol
 from . import retrieval, service, store
@@ -302,7 +303,9 @@ async def _before_turn(rt, principal, conv_id: str, user_message_id: str) -> dic
 
 
 def make_memory_source(rt):
-    async def memory_source(c, *, principal, conv, query: str, budget_tokens: int, count_tokens):
+    async def memory_source(
+        c, *, principal, conv, query: str, budget_tokens: int, count_tokens, query_vector=None
+    ):
         empty = {"lines": [], "ids": [], "header": ""}
         if conv.workspace_id or not service.memory_allowed(rt.settings, principal.settings):
             return empty
@@ -321,6 +324,9 @@ def make_memory_source(rt):
             count_tokens=count_tokens,
             now=now_ms(),
             max_lines=max_lines,
+            # the turn's query vector when the caller embedded it (never embedded here: this runs
+            # inside a read transaction, which must not wait on a model)
+            query_vector=query_vector or cached_query(rt, query or ""),
         )
 
     return memory_source

@@ -5,7 +5,9 @@ sees ACTIVE and QUERY_DEPENDENT rows inside their validity window, constraints/b
 then by a score of importance, full-text relevance to the latest user message, confidence and
 recency, packed line by line into a token budget. The SQL side is bounded (top rows by the static
 order plus the best full-text matches), so the cost barely grows with the number of memories a user
-has; ranking and packing are pure functions.
+has; ranking and packing are pure functions. When embeddings are configured and the turn's query
+was embedded, relevance is the better of the full-text score and the cosine similarity of the
+memory's vector (so "what should I cook?" finds "is vegetarian" without a shared word).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
+from ..embeddings import vector_search
 from . import policy as pol
 from . import store
 
@@ -146,6 +149,8 @@ async def candidates(
     per_status: int = 60,
     constraint_limit: int = 30,
     fts_limit: int = 30,
+    query_vector=None,
+    vector_limit: int = 30,
 ) -> tuple[list, dict[str, float]]:
     """Injectable rows (bounded) and their full-text relevance to ``query``.
 
@@ -184,6 +189,12 @@ async def candidates(
     rel = await store.fts_scores(
         c, user_id, query, agent_id=agent_id, statuses=pol.INJECTABLE, limit=fts_limit
     )
+    if query_vector is not None:
+        hits = await vector_search(
+            c, user_id=user_id, query_vector=query_vector, owner_kind="memory", limit=vector_limit
+        )
+        for mid, sim in hits:
+            rel[mid] = max(rel.get(mid, 0.0), max(0.0, sim))
     missing = [i for i in rel if i not in found]
     if missing:
         for r in (await c.execute(select(*COLS).where(base, MEM.id.in_(missing)))).all():
@@ -201,10 +212,11 @@ async def select_for_context(
     count_tokens,
     now: int,
     max_lines: int,
+    query_vector=None,
 ) -> dict:
     agent = agent_id is not None
     header = AGENT_HEADER if agent else NATIVE_HEADER
-    rows, rel = await candidates(c, user_id, agent_id, query, now)
+    rows, rel = await candidates(c, user_id, agent_id, query, now, query_vector=query_vector)
     ranked = rank(rows, rel, query, now, agent=agent)
     lines, ids = pack(ranked, header, budget_tokens, count_tokens, max_lines=max_lines)
     return {"lines": lines, "ids": ids, "header": header if lines else ""}

@@ -28,6 +28,7 @@ from sqlalchemy import and_, or_, select
 
 from ..auth.models import Principal
 from ..db import schema as t
+from ..embeddings.jobs import schedule_memories
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..db.ids import new_id
@@ -162,6 +163,7 @@ async def add_candidate(
     existing = await store.related(c, user_id, agent_id, cand)
     plan = pol.plan_candidate(existing, cand, new_id("mem"), now)
     await store.apply_plan(c, user_id, agent_id, plan, actor, now)
+    await schedule_memories(c, user_id)  # its vector (a no-op without an embedder)
     return plan
 
 
@@ -303,6 +305,7 @@ async def update_memory(
             c, p.id, [pol.Change(mid, ev, before, values, values.get("reason", reason))], p.id, now
         )
         await store.apply_changes(c, p.id, others, p.id, now)
+        await schedule_memories(c, p.id)  # an edit or re-enable needs a (new) vector
         row = await store.get_owned(c, p.id, mid)
         [out] = await _out(c, p, [row], full_source_text=full_source_text)
     return out

@@ -10,6 +10,7 @@ from ..conversations import blocks as blk
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.ids import new_id, share_token
+from ..embeddings import schedule_embedding
 from ..errors import NotFound
 
 S = t.conversation_shares.c
@@ -87,6 +88,7 @@ async def insert_chain(
     if not values:
         return
     await c.execute(insert(t.messages), values)
+    await schedule_embedding(c, conv_id)
     await c.execute(
         update(t.conversations)
         .where(t.conversations.c.id == conv_id)

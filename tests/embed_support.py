@@ -1,0 +1,67 @@
+"""Helpers for the embeddings tests: log-mode appends, draining the job queue, reading vectors."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from chatmem.db import schema as t
+from chatmem.embeddings import embed_query, vector_search
+from chatmem.jobs.worker import Worker
+
+E = t.embeddings.c
+
+
+async def new_conv(u, **body) -> str:
+    r = await u.client.post("/api/conversations", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()["id"]
+
+
+async def say(u, cid: str, text: str, role: str = "user") -> str:
+    r = await u.client.post(
+        f"/api/conversations/{cid}/messages",
+        json={"content": text, "role": role, "generate": False},
+    )
+    assert r.status_code == 201, r.text
+    return r.json()["id"]
+
+
+async def drain(rt, limit: int = 500) -> list[dict]:
+    """Run due jobs until none is left (retries with a tiny backoff are waited for)."""
+    import asyncio
+
+    w = Worker(rt)
+    out, idle = [], 0
+    while len(out) < limit and idle < 40:
+        job = await w.run_once()
+        if job is None:
+            async with rt.db.read() as c:
+                queued = (
+                    await c.execute(
+                        select(func.count())
+                        .select_from(t.jobs)
+                        .where(t.jobs.c.status.in_(("queued", "running")))
+                    )
+                ).scalar()
+            if not queued:
+                break
+            idle += 1
+            await asyncio.sleep(0.02)
+        else:
+            out.append(job)
+    return out
+
+
+async def vectors(db, **where) -> list[dict]:
+    q = select(t.embeddings)
+    for k, v in where.items():
+        q = q.where(getattr(E, k) == v)
+    async with db.read() as c:
+        return [dict(r._mapping) for r in (await c.execute(q)).all()]
+
+
+async def search(rt, user_id: str, text: str, **kw) -> list[tuple[str, float]]:
+    qv = await embed_query(rt, text)
+    assert qv is not None
+    async with rt.db.read() as c:
+        return await vector_search(c, user_id=user_id, query_vector=qv, **kw)
