@@ -11,6 +11,7 @@ memory retrieval uses them; everything is a no-op when no embedder is configured
 from __future__ import annotations
 
 import asyncio
+from typing import ClassVar
 
 import pytest
 from sqlalchemy import delete, select, update
@@ -249,7 +250,7 @@ class _Synonyms(HashingEmbedder):
     """A 'semantic' test embedder: maps food words onto one feature, so a query and a memory that
     share no word are still close — what a real model does for paraphrases."""
 
-    FOOD = {"vegetarian", "meat", "steak", "dinner", "cook", "food", "burger"}
+    FOOD: ClassVar = {"vegetarian", "meat", "steak", "dinner", "cook", "food", "burger"}
 
     async def embed(self, texts):
         mapped = [

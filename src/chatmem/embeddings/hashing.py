@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from itertools import pairwise
 
 DEFAULT_DIMENSIONS = 256
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -22,8 +23,7 @@ def features(text: str) -> list[str]:
     out = []
     for w in _WORD.findall(text.lower()):
         if _CJK.search(w):
-            chars = [ch for ch in w]
-            out += [a + b for a, b in zip(chars, chars[1:])] or chars
+            out += [a + b for a, b in pairwise(w)] or [w]
         elif len(w) > 1:
             out.append(w)
     return out

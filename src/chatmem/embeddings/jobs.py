@@ -76,7 +76,7 @@ async def _vectors(s: svc_mod.EmbeddingService, pending: list[store.Pending]) ->
             raise Permanent(str(e)) from e
         raise
     out = []
-    for p, v in zip(pending, got):
+    for p, v in zip(pending, got, strict=True):
         if v is None:
             log.warning("embeddings: %s embedded to a zero vector; skipped", p.id)
             continue

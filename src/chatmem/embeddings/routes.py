@@ -17,12 +17,35 @@ from sqlalchemy import text
 
 from ..auth.deps import current_admin, get_runtime
 from ..auth.models import Principal
+from ..contracts.base import Output
+from ..contracts.errors import AUTHED, errors
 from ..runtime import Runtime
-from . import jobs  # noqa: F401 - registers the job handlers in every process
-from . import registry, store
+from . import (
+    jobs,  # noqa: F401 - registers the job handlers in every process
+    registry,
+    store,
+)
 from . import service as svc_mod
 
-router = APIRouter(prefix="/api/admin/embeddings", tags=["embeddings"])
+router = APIRouter(prefix="/api/admin/embeddings", tags=["embeddings"], responses=errors(*AUTHED))
+
+
+class VectorCount(Output):
+    model: str
+    owner_kind: str
+    dimensions: int
+    n: int
+
+
+class EmbeddingsStatus(Output):
+    enabled: bool
+    embedder: str
+    model: str
+    model_key: str
+    installed_embedders: list[str]
+    vectors: list[VectorCount]
+    backends: dict[str, bool]
+    search: str
 
 
 class _Lifecycle:
@@ -67,7 +90,7 @@ async def backends(c) -> dict:
     return {"pgvector_available": row is not None, "pgvector_installed": bool(row and row[0])}
 
 
-@router.get("")
+@router.get("", response_model=EmbeddingsStatus)
 async def embeddings_status(
     _p: Principal = Depends(current_admin), rt: Runtime = Depends(get_runtime)
 ):

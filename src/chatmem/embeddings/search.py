@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Sequence
+from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -99,10 +99,10 @@ async def embed_query(rt, text: str, *, timeout_s: float | None = None) -> Query
     timeout = float(timeout_s if timeout_s is not None else s.settings.embedding_query_timeout_s)
     try:
         [v] = await asyncio.wait_for(s.embed([key]), timeout=timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         log.warning("embeddings: query embedding took longer than %.1fs; full text only", timeout)
         return None
-    except Exception as e:  # noqa: BLE001 - any failure means "no vector", never a failed turn
+    except Exception as e:
         log.warning(
             "embeddings: query embedding failed (%s: %s); full text only", type(e).__name__, e
         )

@@ -94,7 +94,7 @@ class DbConfig:
     max_candidates: int
 
 
-_BY_ENGINE: "weakref.WeakKeyDictionary[object, DbConfig]" = weakref.WeakKeyDictionary()
+_BY_ENGINE: weakref.WeakKeyDictionary[object, DbConfig] = weakref.WeakKeyDictionary()
 
 
 def enable(db, settings) -> None:

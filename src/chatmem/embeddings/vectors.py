@@ -17,8 +17,8 @@ import heapq
 import math
 import sys
 from array import array
+from collections.abc import Iterable, Sequence
 from operator import mul
-from typing import Iterable, Sequence
 
 try:  # optional accelerator: ``chatmem[local]`` brings it, so does almost every ML stack
     import numpy as _np
@@ -92,6 +92,6 @@ def scores(
 
 def top_k(ids: Iterable[str], values: Iterable[float], k: int) -> list[tuple[str, float]]:
     """The ``k`` best (id, score) pairs, best first; ties go to the larger id (newer rows)."""
-    pairs = zip(values, ids)
+    pairs = zip(values, ids, strict=True)
     best = heapq.nlargest(k, pairs)
     return [(i, round(float(s), 6)) for s, i in best]
