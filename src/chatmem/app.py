@@ -16,10 +16,12 @@ from pydantic import Field
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from . import edge
 from .config import Settings, get_settings
 from .contracts import openapi
 from .contracts.base import Output
 from .db.engine import Database
+from .edge.bodylimit import BodyTooLarge
 from .errors import ApiError
 from .runtime import Runtime
 
@@ -67,7 +69,7 @@ def _validation_details(exc: RequestValidationError) -> list[dict]:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_req: Request, exc: ApiError):
-        return JSONResponse(exc.body(), status_code=exc.status)
+        return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers or None)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_req: Request, exc: RequestValidationError):
@@ -86,8 +88,10 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_req: Request, exc: StarletteHTTPException):
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return _error_json(exc.status_code, code, str(exc.detail))
+        codes = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
+        code = codes.get(exc.status_code, "http_error")
+        details = {"limit": exc.limit} if isinstance(exc, BodyTooLarge) else None
+        return _error_json(exc.status_code, code, str(exc.detail), details)
 
 
 def _feature_modules() -> list:
@@ -152,7 +156,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="chatmem", version="0.1.0", lifespan=lifespan)
     app.state.runtime = rt
-    app.add_middleware(RejectNulInUrl)
+    edge.install(app, settings, RejectNulInUrl)
     install_error_handlers(app)
 
     @app.get("/api/health", tags=["meta"], response_model=Health)

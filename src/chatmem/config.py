@@ -20,10 +20,27 @@ class Settings(BaseSettings):
 
     # limits
     max_message_bytes: int = 256 * 1024
+    # every request body (413 beyond, counted as it arrives; multipart has its own, larger cap —
+    # a JSON-escaped maximal message fits with room to spare: \u escapes at most 6× a byte)
+    max_body_bytes: int = 2 * 1024 * 1024
+    max_upload_bytes: int = 8 * 1024 * 1024  # multipart/form-data; routes check their own below
+    login_rate_per_ip: str = "20/minute;200/hour"  # every attempt, per client IP
+    login_failures_per_account: str = "5/minute;30/hour"  # failed attempts, per email
+    login_link_rate_per_ip: str = "10/minute"  # one-time login link redemptions
+    public_share_rate_per_ip: str = "60/minute"  # GET /api/public/shared/{token}
+
+    # the edge: comma-separated IPs / CIDRs of reverse proxies whose X-Forwarded-For and
+    # X-Forwarded-Proto are believed ("*" = any; "" = none: the peer address is the client)
+    trusted_proxies: str = ""
+    content_security_policy: str = (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+        "font-src 'self'; connect-src 'self'; media-src 'self' blob:; object-src 'none'; "
+        "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    )
 
     # web sessions
     session_ttl_s: int = 14 * 24 * 3600
-    cookie_secure: bool = False
+    cookie_secure: bool = False  # always Secure; requests over https (proxy: see above) are anyway
 
     # generation
     lease_ttl_s: int = 30

@@ -20,9 +20,11 @@ class ApiError(Exception):
         code: str | None = None,
         status: int | None = None,
         details: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
+        self.headers = dict(headers or {})
         if code:
             self.code = code
         if status:
@@ -62,4 +64,18 @@ class Unprocessable(ApiError):
 
 
 class TooManyRequests(ApiError):
+    """429; ``retry_after_s`` becomes the ``Retry-After`` header and ``details.retry_after_s``."""
+
     status, code = 429, "too_many_requests"
+
+    def __init__(self, message: str, *, retry_after_s: int | None = None, **kw: Any) -> None:
+        if retry_after_s is not None:
+            kw["headers"] = {**(kw.get("headers") or {}), "Retry-After": str(retry_after_s)}
+            kw["details"] = {**(kw.get("details") or {}), "retry_after_s": retry_after_s}
+        super().__init__(message, **kw)
+
+
+class ServiceUnavailable(ApiError):
+    """503: a dependency (the database) failed transiently; the request may be retried."""
+
+    status, code = 503, "service_unavailable"

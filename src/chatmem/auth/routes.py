@@ -8,11 +8,13 @@ from pydantic import ConfigDict, Field
 
 from ..contracts.base import Input, Output
 from ..contracts.errors import AUTHED, errors
+from ..edge.headers import client_ip, is_https
 from ..errors import Unauthorized
 from ..runtime import Runtime
 from . import service
 from .deps import CSRF_COOKIE, SESSION_COOKIE, check_csrf, current_user, get_runtime
 from .models import Principal
+from .throttle import LoginGuard
 
 router = APIRouter(prefix="/api", tags=["auth"], responses=errors(*AUTHED))
 
@@ -36,6 +38,13 @@ class LoginOut(Output):
     csrf_token: str = Field(description="send it as X-CSRF-Token on cookie-authenticated writes")
 
 
+GUARD = "auth.login_guard"
+
+
+def install(rt: Runtime) -> None:
+    rt.extras[GUARD] = LoginGuard.from_settings(rt.settings)
+
+
 class LoginIn(Input):
     email: str = Field(min_length=3, max_length=320)
     password: str = Field(min_length=1, max_length=1024)
@@ -46,15 +55,20 @@ class MePatch(Input):
     memory_enabled: bool | None = None
 
 
-def _set_session_cookies(response: Response, rt: Runtime, token: str, csrf: str) -> None:
+def _set_session_cookies(
+    request: Request, response: Response, rt: Runtime, token: str, csrf: str
+) -> None:
+    """Secure when configured, and always when the request came over https (directly, or
+    through a trusted proxy's X-Forwarded-Proto)."""
     max_age = rt.settings.session_ttl_s
+    secure = rt.settings.cookie_secure or is_https(request)
     response.set_cookie(
         SESSION_COOKIE,
         token,
         max_age=max_age,
         httponly=True,
         samesite="lax",
-        secure=rt.settings.cookie_secure,
+        secure=secure,
         path="/",
     )
     response.set_cookie(
@@ -63,26 +77,35 @@ def _set_session_cookies(response: Response, rt: Runtime, token: str, csrf: str)
         max_age=max_age,
         httponly=False,
         samesite="lax",
-        secure=rt.settings.cookie_secure,
+        secure=secure,
         path="/",
     )
 
 
-@router.post("/auth/login", response_model=LoginOut)
-async def login(body: LoginIn, response: Response, rt: Runtime = Depends(get_runtime)):
-    token, csrf, user = await service.login(
-        rt.db, body.email, body.password, rt.settings.session_ttl_s
+@router.post("/auth/login", response_model=LoginOut, responses=errors(429))
+async def login(
+    body: LoginIn, request: Request, response: Response, rt: Runtime = Depends(get_runtime)
+):
+    """Password login (429 + Retry-After beyond the per-IP and per-account limits)."""
+    token, csrf, user = await service.login_guarded(
+        rt.db,
+        rt.extras[GUARD],
+        client_ip(request),
+        body.email,
+        body.password,
+        rt.settings.session_ttl_s,
     )
-    _set_session_cookies(response, rt, token, csrf)
+    _set_session_cookies(request, response, rt, token, csrf)
     return {"user": user, "csrf_token": csrf}
 
 
 @router.get("/auth/magic", include_in_schema=False)
-async def magic(token: str, rt: Runtime = Depends(get_runtime)):
+async def magic(token: str, request: Request, rt: Runtime = Depends(get_runtime)):
     """The first-start login link: a one-time token becomes a session cookie, then the UI."""
+    rt.extras[GUARD].admit_link(client_ip(request))
     session, csrf = await service.redeem_login_token(rt.db, token, rt.settings.session_ttl_s)
     response = RedirectResponse("/", status_code=303)
-    _set_session_cookies(response, rt, session, csrf)
+    _set_session_cookies(request, response, rt, session, csrf)
     return response
 
 

@@ -6,6 +6,7 @@ import re
 
 from sqlalchemy import delete, func, insert, select, update
 
+from ..cpu import run_cpu
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
@@ -61,6 +62,7 @@ async def create_user(
         raise BadRequest(f"invalid email {email!r}")
     now = now_ms()
     uid = new_id("u")
+    pw_hash = await run_cpu(hash_password, password) if password else ""
     async with db.write() as c:
         exists = (await c.execute(select(t.users.c.id).where(t.users.c.email == email))).first()
         if exists:
@@ -70,7 +72,7 @@ async def create_user(
                 id=uid,
                 email=email,
                 name=name or email.split("@")[0],
-                password_hash=hash_password(password) if password else "",
+                password_hash=pw_hash,
                 role="admin" if admin else "user",
                 settings={"memory_enabled": True},
                 created_at=now,
@@ -209,14 +211,31 @@ async def login(db: Database, email: str, password: str, ttl_s: int) -> tuple[st
                 )
             )
         ).first()
+    # argon2 runs on the CPU pool (cpu.py): a hash takes tens of ms and would stall the loop
     if row is None or not row.password_hash:
-        burn_password_check(password)  # same cost whether or not the account exists
+        await run_cpu(burn_password_check, password)  # same cost whether or not the user exists
         raise Unauthorized("wrong email or password")
-    if not verify_password(row.password_hash, password):
+    if not await run_cpu(verify_password, row.password_hash, password):
         raise Unauthorized("wrong email or password")
     async with db.write() as c:
         token, csrf = await _new_session(c, row.id, ttl_s)
     return token, csrf, user_public(row)
+
+
+async def login_guarded(
+    db: Database, guard, ip: str, email: str, password: str, ttl_s: int
+) -> tuple[str, str, dict]:
+    """``login`` behind the throttle (auth/throttle.py): refused before any hashing when the
+    IP or the account is over its limit; a failure counts against the account."""
+    key = email.strip().lower()
+    guard.admit_login(ip, key)
+    try:
+        out = await login(db, email, password, ttl_s)
+    except Unauthorized:
+        guard.failed(key)
+        raise
+    guard.succeeded(key)
+    return out
 
 
 async def _new_session(c, user_id: str, ttl_s: int) -> tuple[str, str]:
@@ -291,9 +310,10 @@ async def update_profile(
 
 
 async def set_password(db: Database, user_id: str, password: str) -> None:
+    pw_hash = await run_cpu(hash_password, password)
     async with db.write() as c:
         await c.execute(
             update(t.users)
             .where(t.users.c.id == user_id)
-            .values(password_hash=hash_password(password), updated_at=now_ms())
+            .values(password_hash=pw_hash, updated_at=now_ms())
         )

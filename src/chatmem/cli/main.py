@@ -86,8 +86,15 @@ def serve(
     s = get_settings(**overrides)
     upgrade(s.database_url)
     _run(first_start(s))
+    # proxy_headers off: uvicorn would trust 127.0.0.1 by default; the app believes forwarded
+    # headers only from CHATMEM_TRUSTED_PROXIES (edge/headers.py)
     uvicorn.run(
-        create_app(s), host=s.host, port=s.port, log_level="info", timeout_graceful_shutdown=5
+        create_app(s),
+        host=s.host,
+        port=s.port,
+        log_level="info",
+        timeout_graceful_shutdown=5,
+        proxy_headers=False,
     )
 
 

@@ -76,14 +76,21 @@ def ok(request: Request, data: Any, status: int = 200) -> JSONResponse:
 
 
 def fail(
-    request: Request, status: int, code: str, message: str, details: Any = None
+    request: Request,
+    status: int,
+    code: str,
+    message: str,
+    details: Any = None,
+    headers: dict[str, str] | None = None,
 ) -> JSONResponse:
     body = {
         "ok": False,
         "error": {"code": code, "message": message, "details": details},
         "meta": meta(request),
     }
-    return JSONResponse(body, status_code=status, headers={"x-request-id": request_id(request)})
+    return JSONResponse(
+        body, status_code=status, headers={**(headers or {}), "x-request-id": request_id(request)}
+    )
 
 
 def validation_details(exc: RequestValidationError) -> list[dict]:
@@ -100,7 +107,7 @@ def validation_details(exc: RequestValidationError) -> list[dict]:
 def failure_for(request: Request, exc: Exception) -> JSONResponse:
     """Map any exception a ``/rpc`` route raises to its failure envelope."""
     if isinstance(exc, ApiError):
-        return fail(request, exc.status, exc.code, exc.message, exc.details)
+        return fail(request, exc.status, exc.code, exc.message, exc.details, exc.headers)
     if isinstance(exc, RequestValidationError):
         return fail(request, 400, "validation_error", "Invalid request", validation_details(exc))
     if isinstance(exc, StarletteHTTPException):

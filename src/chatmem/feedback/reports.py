@@ -64,10 +64,12 @@ async def submit(db: Database, p: Principal, form: ReportForm) -> dict:
         now = now_ms()
         recent = await store.reports_since(c, p.id, now - HOUR_MS)
         if len(recent) >= REPORTS_PER_HOUR:
+            wait_ms = max(1, recent[-REPORTS_PER_HOUR] + HOUR_MS - now)
             raise TooManyRequests(
                 f"at most {REPORTS_PER_HOUR} problem reports per hour",
                 code="rate_limited",
-                details={"retry_after_ms": max(1, recent[-REPORTS_PER_HOUR] + HOUR_MS - now)},
+                details={"retry_after_ms": wait_ms},
+                retry_after_s=-(-wait_ms // 1000),
             )
         mid, cid, title = await _link(c, p, f.message_id, f.conversation_id)
         row = await store.insert_report(

@@ -1,8 +1,8 @@
 """Share routes: owner endpoints under /api/conversations/{id}/share and the public reader.
 
-``GET /api/public/shared/{token}`` needs no authentication and is limited to 60 reads per minute
-per client IP (the peer address: a forwarded-for header is client-controlled, so it is not
-trusted here; deployments behind a proxy should let the proxy pass the real peer).
+``GET /api/public/shared/{token}`` needs no authentication and is limited per client IP
+(``public_share_rate_per_ip``, 60 a minute; the peer address, or the one a trusted proxy
+forwarded — edge/headers.py), answering 429 with ``Retry-After`` beyond it.
 """
 
 from __future__ import annotations
@@ -13,30 +13,29 @@ from ..auth.deps import current_user, get_runtime
 from ..auth.models import Principal
 from ..contracts.errors import AUTHED, errors
 from ..conversations.wire import ConversationOut
+from ..edge.headers import client_ip
+from ..edge.ratelimit import Throttle
 from ..errors import TooManyRequests
 from ..runtime import Runtime
 from . import service
-from .ratelimit import SlidingWindow
 
 router = APIRouter(tags=["sharing"], responses=errors(*AUTHED))
 
-PUBLIC_LIMIT_PER_MIN = 60
 LIMITER_KEY = "sharing.public_limiter"
 
 
 def install(rt: Runtime) -> None:
-    rt.extras[LIMITER_KEY] = SlidingWindow(PUBLIC_LIMIT_PER_MIN, 60_000)
+    rt.extras[LIMITER_KEY] = Throttle("public-share", rt.settings.public_share_rate_per_ip)
 
 
 def public_rate_limit(request: Request) -> None:
-    limiter: SlidingWindow = request.app.state.runtime.extras[LIMITER_KEY]
-    ip = request.client.host if request.client else "unknown"
-    wait_ms = limiter.hit(ip)
-    if wait_ms:
+    limiter: Throttle = request.app.state.runtime.extras[LIMITER_KEY]
+    wait = limiter.hit(client_ip(request))
+    if wait:
         raise TooManyRequests(
-            f"at most {PUBLIC_LIMIT_PER_MIN} shared-conversation reads per minute; slow down",
+            "too many shared-conversation reads; slow down",
             code="rate_limited",
-            details={"retry_after_ms": wait_ms},
+            retry_after_s=wait,
         )
 
 
