@@ -14,25 +14,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_pool: ThreadPoolExecutor | None = None
-_lock = threading.Lock()
 
-
+@functools.cache
 def _executor() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        with _lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(
-                    max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="chatmem-cpu"
-                )
-    return _pool
+    """One pool per process, made on first use (never at import)."""
+    return ThreadPoolExecutor(
+        max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="chatmem-cpu"
+    )
 
 
 async def run_cpu(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

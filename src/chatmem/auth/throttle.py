@@ -28,7 +28,7 @@ class LoginGuard:
     link_per_ip: Throttle
 
     @classmethod
-    def from_settings(cls, s) -> "LoginGuard":
+    def from_settings(cls, s) -> LoginGuard:
         return cls(
             Throttle("login-ip", s.login_rate_per_ip),
             Throttle("login-account", s.login_failures_per_account),
