@@ -64,10 +64,13 @@ def test_turn_starts_declare_202_and_the_stream(tmp_path):
         )
         sse = responses["200"]["content"]
         assert list(sse) == ["text/event-stream"]
-        events = sse["text/event-stream"]["x-sse-events"]
+        events = {
+            e["properties"]["event"]["const"]: e["properties"]["data"]["contentSchema"]["$ref"]
+            for e in sse["text/event-stream"]["schema"]["oneOf"]
+        }
         assert {"message_start", "text_delta", "usage", "done", "error", "snapshot"} <= set(events)
         for ref in events.values():
-            assert ref["$ref"].split("/")[-1] in doc["components"]["schemas"]
+            assert ref.split("/")[-1] in doc["components"]["schemas"]
     resume = doc["paths"]["/api/conversations/{cid}/messages/{mid}/stream"]["get"]["responses"]
     assert "204" in resume and list(resume["200"]["content"]) == ["text/event-stream"]
     assert "409" in doc["paths"]["/api/conversations/{cid}/messages"]["post"]["responses"]

@@ -17,6 +17,7 @@ from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import edge
+from .compat import envelope
 from .config import Settings, get_settings
 from .contracts import openapi
 from .contracts.base import Output
@@ -122,21 +123,12 @@ class RejectNulInUrl:
             or b"%00" in scope.get("query_string", b"")
             or b"\x00" in scope.get("query_string", b"")
         ):
-            path = scope.get("path", "")
-            body = {
-                "error": {
-                    "code": "bad_request",
-                    "message": "NUL characters are not allowed in URLs",
-                    "details": None,
-                }
-            }
-            if path.startswith("/rpc"):
-                body = {
-                    "ok": False,
-                    "error": body["error"],
-                    "meta": {"requestId": "", "timestamp": ""},
-                }
-            await JSONResponse(body, status_code=400)(scope, receive, send)
+            message = "NUL characters are not allowed in URLs"
+            if scope.get("path", "").startswith("/rpc"):
+                response = envelope.fail(Request(scope), 400, "bad_request", message)
+            else:
+                response = _error_json(400, "bad_request", message)
+            await response(scope, receive, send)
             return
         await self.app(scope, receive, send)
 

@@ -38,6 +38,7 @@ MEANING = {
     404: "Not found (anything owned by another user is reported as not found)",
     409: "Conflict: a turn is already running on this branch, a message is streaming, a name is taken",
     413: "The content exceeds the configured size limit",
+    415: "Unsupported media type (e.g. a screenshot that is neither PNG nor JPEG)",
     422: "Validation failed: the body or a parameter does not match the schema",
     429: "Too many requests: the concurrent-generation cap or a rate limit",
 }

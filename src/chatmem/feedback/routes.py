@@ -48,7 +48,7 @@ async def get_rating(
     "/api/user-feedback",
     status_code=201,
     response_model=ReportOut,
-    responses=errors(404, 413),
+    responses=errors(404, 413, 415, 429),
     openapi_extra={
         "requestBody": {
             "required": True,

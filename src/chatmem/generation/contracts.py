@@ -125,14 +125,32 @@ SSE_DESCRIPTION = (
     "`Last-Event-ID`."
 )
 
-#: OpenAPI response entry for a ``text/event-stream`` answer (``x-sse-events``: event type → the
-#: schema of its data).
+
+def _event_schema(kind: str, model: type[Output]) -> dict[str, Any]:
+    """One SSE event as OpenAPI 3.1 describes a stream's items: ``event``, ``id`` and ``data``
+    (a JSON text whose schema is ``contentSchema``)."""
+    return {
+        "type": "object",
+        "title": f"{kind} event",
+        "required": ["event", "data"],
+        "properties": {
+            "event": {"const": kind},
+            "id": {"type": "string", "description": "the event's sequence number"},
+            "data": {
+                "type": "string",
+                "contentMediaType": "application/json",
+                "contentSchema": schema_ref(model),
+            },
+        },
+    }
+
+
+#: OpenAPI response entry for a ``text/event-stream`` answer: ``schema`` describes each event.
 SSE_RESPONSE: dict[str, Any] = {
     "description": SSE_DESCRIPTION,
     "content": {
         "text/event-stream": {
-            "schema": {"type": "string", "contentMediaType": "text/event-stream"},
-            "x-sse-events": {k: schema_ref(v) for k, v in SSE_EVENTS.items()},
+            "schema": {"oneOf": [_event_schema(k, v) for k, v in SSE_EVENTS.items()]},
         }
     },
 }
