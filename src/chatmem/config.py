@@ -32,6 +32,9 @@ class Settings(BaseSettings):
     # the edge: comma-separated IPs / CIDRs of reverse proxies whose X-Forwarded-For and
     # X-Forwarded-Proto are believed ("*" = any; "" = none: the peer address is the client)
     trusted_proxies: str = ""
+    # CORS (edge/cors.py): comma-separated exact origins allowed with credentials; "*" admits any
+    # other origin without credentials; "" (default): no cross-origin access
+    cors_origins: str = ""
     content_security_policy: str = (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
         "font-src 'self'; connect-src 'self'; media-src 'self' blob:; object-src 'none'; "

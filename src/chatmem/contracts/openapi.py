@@ -47,6 +47,22 @@ def _finish_streams(doc: dict) -> None:
                     content.pop("application/json", None)
 
 
+def _declare_body_limit(doc: dict) -> None:
+    """The edge's request-body limit (edge/bodylimit.py) answers 413 before any route: every
+    operation that takes a body can answer it."""
+    error = {"$ref": REF.format(model="ErrorResponse")}
+    for ops in doc.get("paths", {}).values():
+        for op in ops.values():
+            if isinstance(op, dict) and "requestBody" in op:
+                op["responses"].setdefault(
+                    "413",
+                    {
+                        "description": "The request body exceeds the server's limit",
+                        "content": {"application/json": {"schema": error}},
+                    },
+                )
+
+
 def install(app: FastAPI) -> None:
     """Replace ``app.openapi`` with the finished document (built once, then cached)."""
 
@@ -60,6 +76,7 @@ def install(app: FastAPI) -> None:
             )
             _add_models(doc, _REFERENCED.values())
             _finish_streams(doc)
+            _declare_body_limit(doc)
             app.openapi_schema = doc
         return app.openapi_schema
 

@@ -2,13 +2,15 @@
 security headers, the request-body limit, NUL-free URLs. Pure ASGI middleware, no routes;
 ``install`` puts them on an app in the right order (outermost first: proxy headers, so that the
 scheme and client address are right for everything after; security headers, so that even a 413
-carries them; the body limit; then the URL check)."""
+carries them; the body limit; then the URL check). CORS (cors.py), when configured, wraps them
+all so that preflights are answered first and every answer carries its headers."""
 
 from __future__ import annotations
 
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from .bodylimit import BodyLimit
+from .cors import Cors
 from .headers import SecurityHeaders, trusted_hosts
 
 
@@ -23,3 +25,5 @@ def install(app, settings, *inner) -> None:
     hosts = trusted_hosts(settings.trusted_proxies)
     if hosts:
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=hosts)
+    if settings.cors_origins.strip():  # outermost: preflights and every answer, errors included
+        app.add_middleware(Cors, origins=settings.cors_origins)
