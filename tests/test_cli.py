@@ -72,6 +72,9 @@ def test_first_serve_creates_admin_and_prints_key_and_login_link(env):
                 break
         out = "".join(lines)
         assert "admin@localhost" in out, out
+        # the banner says how to get back in once the one-time link is used
+        assert "chatmem users set-password --email admin@localhost" in out, out
+        assert "chatmem users login-link --email admin@localhost" in out, out
         link = next(w for w in out.split() if "/api/auth/magic?token=" in w)
         key = next(w for w in out.split() if w.startswith("cm_"))
         base = f"http://127.0.0.1:{port}"

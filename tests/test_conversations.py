@@ -76,7 +76,8 @@ async def test_create_get_patch(new_user, app):
     assert c["summary_blocks"] == [] and c["message_count"] == 0
     assert await conv(a.client, c["id"]) == c
     default = await new_conv(a.client)
-    assert default["title"] == "新对话" and default["pinned"] is False  # the seed's default
+    # the default title follows the user's language (English without one; see test_accounts)
+    assert default["title"] == "New chat" and default["pinned"] is False
     await tick()
     r = await a.client.patch(
         f"/api/conversations/{c['id']}",

@@ -1,6 +1,8 @@
-"""Auth routes: password login to a session cookie, logout, and the caller's own profile."""
+"""Auth routes: password login to a session cookie, logout, the caller's own profile and password."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import RedirectResponse
@@ -22,6 +24,8 @@ router = APIRouter(prefix="/api", tags=["auth"], responses=errors(*AUTHED))
 class UserSettings(Output):
     model_config = ConfigDict(extra="allow")
     memory_enabled: bool = True
+    language: Literal["en", "zh"] | None = None
+    theme: Literal["system", "light", "dark"] | None = None
 
 
 class UserOut(Output):
@@ -30,7 +34,12 @@ class UserOut(Output):
     name: str
     role: str = Field(description="user | admin")
     settings: UserSettings
+    has_password: bool = Field(description="false until a password is set (login-link users)")
     created_at: int
+
+
+class SessionOut(Output):
+    user: UserOut | None = Field(description="null when the browser has no live session")
 
 
 class LoginOut(Output):
@@ -53,6 +62,13 @@ class LoginIn(Input):
 class MePatch(Input):
     name: str | None = Field(default=None, min_length=1, max_length=120)
     memory_enabled: bool | None = None
+    language: Literal["en", "zh"] | None = None  # UI text and default conversation titles
+    theme: Literal["system", "light", "dark"] | None = None
+
+
+class PasswordIn(Input):
+    current_password: str = Field(default="", max_length=1024)
+    new_password: str = Field(min_length=service.PASSWORD_MIN, max_length=service.PASSWORD_MAX)
 
 
 def _set_session_cookies(
@@ -128,6 +144,20 @@ async def logout(request: Request, response: Response, rt: Runtime = Depends(get
     return response
 
 
+@router.get("/auth/session", response_model=SessionOut)
+async def session(request: Request, rt: Runtime = Depends(get_runtime)):
+    """Who the browser's session cookie belongs to, or ``{"user": null}`` — never a 401, so the
+    web app can tell a logged-out visitor from an error without a failed request."""
+    token = request.cookies.get(SESSION_COOKIE)
+    if not token:
+        return {"user": None}
+    try:
+        p = await service.principal_for_session(rt.db, token)
+    except Unauthorized:
+        return {"user": None}
+    return {"user": service.user_public(await service.find_user(rt.db, p.id))}
+
+
 @router.get("/me", response_model=UserOut)
 async def me(p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
     row = await service.find_user(rt.db, p.id)
@@ -138,5 +168,21 @@ async def me(p: Principal = Depends(current_user), rt: Runtime = Depends(get_run
 async def patch_me(
     body: MePatch, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
 ):
-    settings = body.model_dump(exclude_none=True, include={"memory_enabled"})
+    settings = body.model_dump(exclude_none=True, include={"memory_enabled", "language", "theme"})
     return await service.update_profile(rt.db, p, name=body.name, settings=settings)
+
+
+@router.post("/me/password", status_code=204)
+async def change_password(
+    body: PasswordIn,
+    request: Request,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
+    """Change the caller's password (the current one is required once one is set). Every other
+    web session of the user ends; this one stays."""
+    token = request.cookies.get(SESSION_COOKIE) if p.via == "session" else None
+    await service.change_password(
+        rt.db, p, body.current_password, body.new_password, session_token=token
+    )
+    return Response(status_code=204)

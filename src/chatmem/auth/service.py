@@ -44,6 +44,7 @@ def user_public(row) -> dict:
         "name": row.name,
         "role": row.role,
         "settings": dict(row.settings or {}),
+        "has_password": bool(row.password_hash),
         "created_at": row.created_at,
     }
 
@@ -309,7 +310,27 @@ async def update_profile(
     return user_public(row)
 
 
-async def set_password(db: Database, user_id: str, password: str) -> None:
+#: A new password's length bounds (the login form accepts up to 1024 characters).
+PASSWORD_MIN, PASSWORD_MAX = 8, 1024
+
+
+def check_new_password(password: str) -> None:
+    if not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
+        raise BadRequest(
+            f"a password needs {PASSWORD_MIN} to {PASSWORD_MAX} characters",
+            code="weak_password",
+            details={"min": PASSWORD_MIN, "max": PASSWORD_MAX},
+        )
+
+
+async def set_password(
+    db: Database, user_id: str, password: str, *, keep_session: str | None = None
+) -> int:
+    """Set a user's password and end their other web sessions (a changed or reset password must
+    lock out whoever held an old one). ``keep_session`` is the cookie token of the session that
+    asked, which stays valid. Returns how many sessions were ended."""
+    check_new_password(password)
+    W = t.web_sessions.c
     pw_hash = await run_cpu(hash_password, password)
     async with db.write() as c:
         await c.execute(
@@ -317,3 +338,19 @@ async def set_password(db: Database, user_id: str, password: str) -> None:
             .where(t.users.c.id == user_id)
             .values(password_hash=pw_hash, updated_at=now_ms())
         )
+        q = delete(t.web_sessions).where(W.user_id == user_id, W.csrf_token != "")
+        if keep_session:
+            q = q.where(W.id != digest(keep_session))
+        return (await c.execute(q)).rowcount
+
+
+async def change_password(
+    db: Database, p: Principal, current: str, new: str, *, session_token: str | None
+) -> None:
+    """The caller changes their own password. The current one must be given when there is one
+    (a first-start admin who came in by a login link has none yet and sets a first one)."""
+    async with db.read() as c:
+        row = (await c.execute(select(t.users.c.password_hash).where(t.users.c.id == p.id))).one()
+    if row.password_hash and not await run_cpu(verify_password, row.password_hash, current or ""):
+        raise BadRequest("the current password is wrong", code="wrong_password")
+    await set_password(db, p.id, new, keep_session=session_token)

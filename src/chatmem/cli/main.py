@@ -150,6 +150,45 @@ def users_list() -> None:
     console.print(table)
 
 
+@users_app.command("set-password")
+def users_set_password(
+    email: str = typer.Option(..., "--email", help="The user's email or id."),
+    password: str | None = typer.Option(
+        None, "--password", help="The new password (asked for, hidden, when left out)."
+    ),
+) -> None:
+    """Set a user's web password (e.g. an admin locked out); their web sessions end."""
+    from ..auth import service
+
+    if password is None:
+        password = typer.prompt("New password", hide_input=True, confirmation_prompt=True)
+
+    async def go(db, s):
+        user = await service.find_user(db, email)
+        return user.email, await service.set_password(db, user.id, password)
+
+    who, ended = _run_or_exit(go)
+    console.print(f"password set for {who}; {ended} web session(s) ended")
+
+
+@users_app.command("login-link")
+def users_login_link(
+    email: str = typer.Option(..., "--email", help="The user's email or id."),
+) -> None:
+    """Print a fresh one-time login link (valid 24 h; base URL from CHATMEM_PUBLIC_URL or the
+    host and port). The link is the last line of the output."""
+    from ..auth import service
+    from .bootstrap import login_link
+
+    async def go(db, s):
+        user = await service.find_user(db, email)
+        return user.email, await login_link(db, s, user.id)
+
+    who, link = _run_or_exit(go)
+    console.print(f"one-time login link for {who} (valid 24 h):")
+    print(link)
+
+
 @keys_app.command("create")
 def keys_create(
     email: str = typer.Option(..., "--email", help="The user's email or id."),

@@ -32,9 +32,16 @@ router = APIRouter(prefix="/api/conversations", tags=["conversations"], response
 
 @router.post("", status_code=201, response_model=ConversationOut, responses=errors(404))
 async def create(
-    body: ConversationIn, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
+    body: ConversationIn,
+    request: Request,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
 ):
-    return await service.create_conversation(rt.db, p, body)
+    """Without a title the conversation is named in the user's language until its first turn
+    names it (``settings.language``, else the request's Accept-Language, else English)."""
+    return await service.create_conversation(
+        rt.db, p, body, accept_language=request.headers.get("accept-language")
+    )
 
 
 @router.get("", response_model=ConversationPage)

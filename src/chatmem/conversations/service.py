@@ -14,6 +14,7 @@ from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..embeddings import schedule_embedding
+from ..i18n import default_title, pick_language
 from ..errors import BadRequest, Conflict, NotFound, TooLarge, Unprocessable
 from . import dag, store
 from .wire import (
@@ -52,7 +53,9 @@ async def owned(c, table, user_id: str, obj_id: str, what: str):
     return row
 
 
-async def create_conversation(db: Database, p: Principal, body: ConversationIn, **extra) -> dict:
+async def create_conversation(
+    db: Database, p: Principal, body: ConversationIn, *, accept_language: str | None = None, **extra
+) -> dict:
     async with db.write() as c:
         if body.project_id:
             await owned(c, t.projects, p.id, body.project_id, "project")
@@ -65,8 +68,9 @@ async def create_conversation(db: Database, p: Principal, body: ConversationIn, 
             starred=int(body.starred),
             **extra,
         )
-        if body.title:
-            values["title"] = body.title
+        values["title"] = body.title or default_title(
+            pick_language(p.settings.get("language"), accept_language)
+        )
         if body.model:
             values["model_id"] = body.model
         cid = await store.insert_conversation(c, p.id, **values)

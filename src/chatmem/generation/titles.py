@@ -11,6 +11,7 @@ import logging
 
 from sqlalchemy import select, update
 
+from .. import i18n
 from ..conversations import blocks as blk
 from ..db import schema as t
 from ..db.clock import now_ms
@@ -21,7 +22,7 @@ from .state import get_state
 log = logging.getLogger("chatmem.generation.titles")
 C = t.conversations.c
 M = t.messages.c
-DEFAULT_TITLES = ("", "新对话", "New chat")
+DEFAULT_TITLES = ("", *i18n.DEFAULT_TITLES.values())
 PROMPT = (
     "Write a title of at most six words for a conversation that starts with the message "
     "below. Answer with the title only, no quotes.\n\n{text}"
