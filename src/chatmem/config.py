@@ -40,6 +40,11 @@ class Settings(BaseSettings):
         "font-src 'self'; connect-src 'self'; media-src 'self' blob:; object-src 'none'; "
         "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     )
+    max_clock_skew_ms: int = 300_000  # a log-mode created_at may lie this far in the future
+
+    # log mode (appends without generation): the derived work (memory extraction, compaction …)
+    # of one conversation is scheduled once per window of this length, however many messages
+    log_followup_delay_ms: int = 2_000
 
     # web sessions
     session_ttl_s: int = 14 * 24 * 3600
@@ -94,7 +99,8 @@ class Settings(BaseSettings):
     memory_per_turn_cap_agent: int = 2
     memory_extractor: str = "auto"  # auto (the chat model unless demo → rules) | rules | llm
     memory_extractor_model: str = ""  # model id for the llm extractor ('' = the conversation's)
-    memory_extract_max_messages: int = 50  # newest unseen active-path messages per job
+    memory_extract_max_messages: int = 50  # batch size: unseen active-path messages per extraction
+    memory_extract_batches_per_job: int = 20  # then the job re-enqueues itself (fair to others)
     memory_inject_max: int = 50  # lines per turn (native), inside memory_budget_tokens
     memory_inject_max_agent: int = 12  # lines per turn in agent conversations (seed 000)
 

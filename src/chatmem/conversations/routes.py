@@ -148,7 +148,15 @@ async def post_message(
     rt: Runtime = Depends(get_runtime),
 ):
     if body.log_mode:
-        return await service.append_message(rt.db, p, cid, body, rt.settings.max_message_bytes)
+        return await service.append_message(
+            rt.db,
+            p,
+            cid,
+            body,
+            rt.settings.max_message_bytes,
+            max_clock_skew_ms=rt.settings.max_clock_skew_ms,
+            followup_delay_ms=rt.settings.log_followup_delay_ms,
+        )
     start_turn = rt.extras.get("start_turn")
     if start_turn is None:
         raise ApiError(

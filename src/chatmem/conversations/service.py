@@ -16,7 +16,7 @@ from ..db.engine import Database
 from ..embeddings import schedule_embedding
 from ..i18n import default_title, pick_language
 from ..errors import BadRequest, Conflict, NotFound, TooLarge, Unprocessable
-from . import dag, store
+from . import dag, followups, store
 from .wire import (
     ConversationIn,
     ConversationPatch,
@@ -152,11 +152,21 @@ async def _with_branches(c, conv_id: str, rows: list, p: Principal) -> list[dict
 
 
 async def append_message(
-    db: Database, p: Principal, cid: str, body: MessageIn, max_bytes: int
+    db: Database,
+    p: Principal,
+    cid: str,
+    body: MessageIn,
+    max_bytes: int,
+    *,
+    max_clock_skew_ms: int = 300_000,
+    followup_delay_ms: int = 2_000,
 ) -> dict:
     """Log mode: store a caller-supplied message under ``parent_id`` (default: the active leaf;
-    ``branch`` with no parent: a new root)."""
+    ``branch`` with no parent: a new root), dated ``body.created_at`` when given, and schedule the
+    derived work (memory, compaction …) through one debounced job per conversation."""
     check_size(body.content, max_bytes, body.metadata)
+    now = now_ms()
+    check_created_at(body.created_at, now, max_clock_skew_ms)
     async with db.write() as c:
         conv = await store.get_conversation(c, p.id, cid, for_update=True)
         # no parent → under the active leaf, unless ``branch`` asks for a new root (edit-and-resend
@@ -175,6 +185,7 @@ async def append_message(
                 role=body.role,
                 blocks=body.content,
                 user_id=p.id,
+                created_at=body.created_at,
                 **extra,
             )
 
@@ -184,9 +195,22 @@ async def append_message(
             if not from_leaf:
                 raise
             row = await insert(await store.newest_leaf(c, cid))  # a dangling pointer: repair it
-        await schedule_embedding(c, cid)
+        await followups.after_append(
+            c, conversation_id=cid, user_id=p.id, message_id=row.id, delay_ms=followup_delay_ms
+        )
         [out] = await _with_branches(c, cid, [row], p)
     return out
+
+
+def check_created_at(created_at: int | None, now: int, max_skew_ms: int) -> None:
+    """A caller-supplied message time may lie in the past (imported history), not in the future
+    beyond the clock skew we tolerate between the caller and us."""
+    if created_at is not None and created_at > now + max_skew_ms:
+        raise Unprocessable(
+            "created_at lies in the future",
+            code="invalid_created_at",
+            details={"created_at": created_at, "now": now, "max_clock_skew_ms": max_skew_ms},
+        )
 
 
 async def read_path(

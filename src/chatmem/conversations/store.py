@@ -7,7 +7,7 @@ same transaction as the rows they count.
 
 from __future__ import annotations
 
-from sqlalchemy import Integer, and_, delete, func, insert, literal, or_, select, text, update
+from sqlalchemy import Integer, and_, case, delete, func, insert, literal, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
@@ -62,10 +62,14 @@ async def insert_message(
     status: str = "complete",
     move_leaf: bool = True,
     now: int | None = None,
+    created_at: int | None = None,
     **extra,
 ):
-    """Append one message under ``parent_id`` (validated to be in the conversation)."""
+    """Append one message under ``parent_id`` (validated to be in the conversation), dated
+    ``created_at`` (default ``now``: imported history keeps its own dates, so times along a path
+    need not grow). ``last_message_at`` is the newest message time, never moved backwards."""
     now = now or now_ms()
+    created_at = now if created_at is None else created_at
     depth = 0
     if parent_id is not None:
         prow = (
@@ -88,14 +92,18 @@ async def insert_message(
             blocks=blocks,
             search_text=blk.visible_text(blocks),
             status=status,
-            created_at=now,
+            created_at=created_at,
             user_id=user_id,
             agent_id=conv.agent_id,
             depth=depth,
             **extra,
         )
     )
-    values = {"message_count": C.message_count + 1, "last_message_at": now, "updated_at": now}
+    newest = case(
+        (or_(C.last_message_at.is_(None), C.last_message_at < created_at), created_at),
+        else_=C.last_message_at,
+    )
+    values = {"message_count": C.message_count + 1, "last_message_at": newest, "updated_at": now}
     if move_leaf:
         values["active_leaf_id"] = mid
     await c.execute(update(t.conversations).where(C.id == conv.id).values(**values))
@@ -147,6 +155,19 @@ async def path_ids(c: AsyncConnection, conv_id: str, start: str | None, limit: i
     path = _path_cte(conv_id, start, limit)
     rows = (await c.execute(select(path.c.id).order_by(path.c.n.desc()))).all()
     return [r.id for r in rows]
+
+
+async def path_oldest_ids(
+    c: AsyncConnection, conv_id: str, start: str | None, limit: int, count: int
+) -> list[str]:
+    """The ``count`` ids furthest from ``start`` among the first ``limit`` on its path up,
+    oldest first: with ``limit`` = the depth span to a known ancestor, the oldest messages below
+    it (the walk costs ``limit`` index lookups; only ``count`` ids come back)."""
+    if start is None or limit <= 0 or count <= 0:
+        return []
+    path = _path_cte(conv_id, start, limit)
+    q = select(path.c.id).where(path.c.n > limit - count).order_by(path.c.n.desc())
+    return [r.id for r in (await c.execute(q)).all()]
 
 
 async def rows_by_ids(c: AsyncConnection, ids: list[str]) -> list:

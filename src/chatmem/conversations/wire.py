@@ -10,7 +10,7 @@ import base64
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from ..contracts.base import Input, Output, when_present
 from ..errors import BadRequest
@@ -284,10 +284,23 @@ class MessageIn(Input):
     model: str | None = Field(default=None, max_length=200)
     generate: bool | None = None
     metadata: dict[str, Any] | None = None
+    # log mode only: when the message was originally written (integer epoch milliseconds), so
+    # imported history keeps its dates; the upper bound ("not in the future") is checked by the
+    # service against its clock, the type here keeps it a non-negative 64-bit integer
+    created_at: StrictInt | None = Field(default=None, ge=0, le=2**63 - 1)
 
     @property
     def log_mode(self) -> bool:
         return self.role == "assistant" or self.generate is False
+
+    @model_validator(mode="after")
+    def _created_at_only_in_log_mode(self) -> MessageIn:
+        if self.created_at is not None and not self.log_mode:
+            raise ValueError(
+                "created_at is accepted only when appending without generation "
+                "(generate: false or role: assistant)"
+            )
+        return self
 
 
 class MessagePatch(Input):

@@ -20,10 +20,9 @@ from sqlalchemy import select, update
 from ..agents import service as agents_service
 from ..auth.models import Principal
 from ..context import service as context_service
-from ..conversations import store
+from ..conversations import followups, store
 from ..db import schema as t
 from ..db.clock import now_ms
-from ..embeddings import schedule_embedding
 from ..jobs.queue import enqueue
 from ..providers.base import Finish, ModelInfo, ProviderError, TextDelta, ThinkingDelta, Usage
 from . import leases, pricing
@@ -337,17 +336,11 @@ class TurnRunner:
     async def _enqueue_jobs(self, c) -> None:
         spec = self.spec
         cid = spec.conv_id
-        await enqueue(
+        await followups.after_append(
             c,
-            "memory.extract",
-            {
-                "conversation_id": cid,
-                "user_id": spec.principal.id,
-                "message_id": spec.assistant_message_id,
-            },
-            dedupe_key=f"memory:{cid}",
+            conversation_id=cid,
+            user_id=spec.principal.id,
+            message_id=spec.assistant_message_id,
         )
-        await enqueue(c, "compaction", {"conversation_id": cid}, dedupe_key=f"compact:{cid}")
-        await schedule_embedding(c, cid)
         if spec.first_turn:
             await enqueue(c, "title", {"conversation_id": cid}, dedupe_key=f"title:{cid}")

@@ -55,7 +55,8 @@ class ExtractionInput:
     existing: list[Known] = field(default_factory=list)
     agent: bool = False  # agent conversation: seed-000 types
     agent_name: str = ""
-    cap: int = 5
+    cap: int = 5  # candidates in all
+    turn_cap: int = 0  # candidates per user message (0 = only ``cap``): a batch of many turns
     now: int = 0
 
 
@@ -226,9 +227,11 @@ class RuleExtractor:
     async def extract(self, inp: ExtractionInput) -> ExtractionResult:
         out: list[Candidate] = []
         for msg in inp.messages:
-            out.extend(rule_candidates(msg, agent=inp.agent, now=inp.now))
+            got = rule_candidates(msg, agent=inp.agent, now=inp.now)
+            if inp.turn_cap:  # constraints and important facts first when a cap bites
+                got = sorted(got, key=lambda c: -c.importance)[: inp.turn_cap]
+            out.extend(got)
         out = _dedupe(out)
-        # Constraints and important facts first when the cap bites.
         out.sort(key=lambda c: -c.importance)
         return ExtractionResult(out[: inp.cap])
 

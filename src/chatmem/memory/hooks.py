@@ -4,11 +4,14 @@ Why it exists: these are the three places where memory meets a conversation, and
 the same gates — the admin-wide switch, the user's own ``memory_enabled`` (re-read before every
 write) and "workspace conversations neither read nor write personal memory".
 
-- ``memory.extract`` job (enqueued after each completed turn, dedupe ``memory:<cid>``): the new
-  messages of the **active path** since ``conversations.memory_cursor`` — messages that are
-  ancestors of the cursor (already seen) or older than it (another branch seen before) are skipped,
-  so regenerations and branch switches never re-extract; the extractor runs outside any
-  transaction; the writes re-check consent and compare-and-set the cursor.
+- ``memory.extract`` job (enqueued after each completed turn and, debounced, after log-mode
+  appends — see ``conversations/followups.py``; dedupe ``memory:<cid>``): catches up over the
+  **active path** since ``conversations.memory_cursor``, oldest first, in batches of
+  ``memory_extract_max_messages`` until the cursor reaches the leaf (a job does at most
+  ``memory_extract_batches_per_job`` batches, then re-enqueues itself). Messages that are
+  ancestors of the cursor (already seen) or, off its path, older than it (another branch seen
+  before) are skipped, so regenerations and branch switches never re-extract; the extractor runs
+  outside any transaction; the writes re-check consent and compare-and-set the cursor.
 - ``before_turn``: "remember …"/"记住…" stores at once (as the user's own memory), "forget …"/
   "忘记…" disables the matching memories, before the context of that very turn is built.
 - ``memory_source``: what ``build_turn_context`` injects (see retrieval.py).
@@ -25,7 +28,7 @@ from ..conversations import store as cstore
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..embeddings import cached_query
-from ..jobs.queue import handler
+from ..jobs.queue import enqueue, handler
 from . import policy as pol
 from . import retrieval, service, store
 from .extract import (
@@ -52,36 +55,48 @@ def _cap(settings, conv) -> int:
 # ── the extraction job ──────────────────────────────────────────────────────────────────────────
 
 
-async def new_messages(c, conv, max_messages: int) -> tuple[list, str | None]:
-    """(complete rows of the active path not yet seen, the cursor after them)."""
-    if not conv.active_leaf_id:
-        return [], None
-    ids = await cstore.path_ids(c, conv.id, conv.active_leaf_id, max_messages)
-    rows = await cstore.rows_by_ids(c, ids)
+async def unseen_ids(c, conv, count: int) -> list[str]:
+    """Ids of the oldest ``count`` active-path messages extraction has not seen, oldest first.
+
+    Seen: the cursor and its ancestors; and, when the cursor is not on the active path (a branch
+    switch, or its message was deleted), every message older than the cursor too — ids are
+    time-ordered by insertion, so those belong to a branch read before (the messages' own
+    ``created_at`` may be an imported date and orders nothing). The common case, the cursor an
+    ancestor of the leaf, costs one walk of the unseen span; the other walks both paths.
+    """
+    leaf = await store.message_marker(c, conv.id, conv.active_leaf_id)
     cursor = conv.memory_cursor
-    if cursor:
-        cur = (
-            await c.execute(
-                select(M.id, M.depth, M.created_at).where(
-                    M.id == cursor, M.conversation_id == conv.id
-                )
-            )
-        ).first()
-        if cur is not None:
-            min_depth = rows[0].depth if rows else 0
-            seen = set(await cstore.path_ids(c, conv.id, cursor, max(1, cur.depth - min_depth + 1)))
-            rows = [r for r in rows if r.id not in seen and r.created_at >= cur.created_at]
-    out = []
-    for r in rows:
-        if r.status == "streaming":
-            break  # a turn still running: the next job takes it from here
-        out.append(r)
-    return out, (out[-1].id if out else None)
+    if leaf is None or count <= 0 or cursor == leaf.id:
+        return []
+    if cursor is None:
+        return await cstore.path_oldest_ids(c, conv.id, leaf.id, leaf.depth + 1, count)
+    cur = await store.message_marker(c, conv.id, cursor)
+    if cur is not None and cur.depth < leaf.depth:
+        span = leaf.depth - cur.depth
+        ids = await cstore.path_oldest_ids(c, conv.id, leaf.id, span + 1, count + 1)
+        if ids and ids[0] == cur.id:
+            return ids[1:]
+    path = await cstore.path_ids(c, conv.id, leaf.id, leaf.depth + 1)
+    seen = set(await cstore.path_ids(c, conv.id, cur.id, cur.depth + 1)) if cur else set()
+    return [i for i in path if i not in seen and i > cursor][:count]
 
 
-def _extractor(rt, conv):
+def _turn_model(reg, rows) -> str | None:
+    """The model of the newest assistant message in ``rows`` that the catalogue knows: the model
+    the turn used (log-mode messages may name a model this deployment does not serve)."""
+    for r in reversed(rows):
+        if r.role == "assistant" and r.model_id:
+            try:
+                return reg.resolve(r.model_id).id
+            except Exception:
+                continue
+    return None
+
+
+def _extractor(rt, conv, rows=()):
     """An explicit override (``rt.extras["memory_extractor"]``), else settings: ``rules``, ``llm``,
-    or ``auto`` (the conversation's model when it is a real one, the rule extractor for demo)."""
+    or ``auto`` (a real model, else the rule extractor for demo). The model is the configured
+    ``memory_extractor_model``, else the one the turn used, else the conversation's."""
     override = rt.extras.get("memory_extractor")
     if override is not None:
         return (
@@ -97,7 +112,10 @@ def _extractor(rt, conv):
 
         reg = get_state(rt).registry
         model = reg.resolve(
-            getattr(rt.settings, "memory_extractor_model", "") or conv.model_id or None
+            getattr(rt.settings, "memory_extractor_model", "")
+            or _turn_model(reg, rows)
+            or conv.model_id
+            or None
         )
         if model.provider == "demo" and mode == "auto":
             return RuleExtractor()
@@ -107,105 +125,145 @@ def _extractor(rt, conv):
         return RuleExtractor()
 
 
-async def run_extraction(rt, conversation_id: str, user_id: str, *, attempts: int = 3) -> dict:
-    """Process the conversation's unseen active-path messages; returns a small report. When another
-    run moved the cursor meanwhile, start again from the new cursor (idempotent either way)."""
-    rep: dict = {}
-    for _ in range(attempts):
-        rep = await _extract_once(rt, conversation_id, user_id)
-        if not rep.get("retry"):
-            break
-    return rep
-
-
-async def _extract_once(rt, conversation_id: str, user_id: str) -> dict:
+async def run_extraction(
+    rt, conversation_id: str, user_id: str, *, max_batches: int | None = None, attempts: int = 3
+) -> dict:
+    """Catch up over the conversation's unseen active-path messages, oldest first, in batches of
+    ``memory_extract_max_messages``, until the cursor reaches the leaf — or after ``max_batches``
+    batches, when the report says ``more`` (the job then re-enqueues itself). A batch whose
+    cursor another run moved meanwhile is dropped and the rest re-planned from the new cursor (at
+    most ``attempts`` times), so concurrent runs write each fact once."""
     settings = rt.settings
-    max_messages = getattr(settings, "memory_extract_max_messages", 50)
+    size = max(1, int(getattr(settings, "memory_extract_max_messages", 50)))
+    per_walk = max(1, int(getattr(settings, "memory_extract_batches_per_job", 20)))
+    rep: dict = {"processed": 0}
+    batches = conflicts = 0
+    while True:
+        left = per_walk if max_batches is None else min(per_walk, max_batches - batches)
+        if left <= 0:
+            async with rt.db.read() as c:
+                conv = await store.owned_conversation(c, user_id, conversation_id)
+                if conv is not None and await unseen_ids(c, conv, 1):
+                    rep["more"] = True
+            return rep
+        async with rt.db.read() as c:
+            conv = await store.owned_conversation(c, user_id, conversation_id)
+            if conv is None:
+                return {**rep, "skipped": "conversation not found"}
+            if conv.workspace_id:
+                return {**rep, "skipped": "workspace conversation"}
+            ids = await unseen_ids(c, conv, size * left)
+        if not ids:
+            return rep
+        cursor = conv.memory_cursor
+        for i in range(0, len(ids), size):
+            one = await _extract_batch(rt, conv, ids[i : i + size], cursor)
+            if one.get("skipped") == "conversation not found":
+                return {**rep, "skipped": one["skipped"]}
+            if one.get("retry"):
+                conflicts += 1
+                if conflicts >= attempts:
+                    return {**rep, "skipped": one["skipped"]}
+                break  # re-plan from the cursor the other run left
+            batches += 1
+            rep["processed"] += one["processed"]
+            rep["outcomes"] = rep.get("outcomes", []) + one["outcomes"]
+            rep["rejected"] = rep.get("rejected", 0) + one["rejected"]
+            rep["cursor"] = cursor = one["cursor"]
+            if one.get("stopped"):
+                return rep  # a turn still streaming: the next job takes it from there
+
+
+async def _extract_batch(rt, conv, ids: list[str], old_cursor: str | None) -> dict:
+    """One batch: extract outside any transaction, then write with consent re-checked and the
+    cursor compare-and-set (a run that lost the race writes nothing)."""
+    settings = rt.settings
+    user_id = conv.user_id
     async with rt.db.read() as c:
-        conv = (
-            await c.execute(
-                select(t.conversations).where(C.id == conversation_id, C.user_id == user_id)
-            )
-        ).first()
-        if conv is None:
-            return {"skipped": "conversation not found"}
-        if conv.workspace_id:
-            return {"skipped": "workspace conversation"}
-        rows, new_cursor = await new_messages(c, conv, max_messages)
+        found = await cstore.rows_by_ids(c, ids)
         allowed = service.memory_allowed(settings, await service.user_settings(c, user_id))
-        known_rows = []
-        if rows and allowed:
-            q = (
-                select(t.memories)
-                .where(store.scope_cond(user_id, conv.agent_id), MEM.status.in_(sorted(pol.LIVE)))
-                .order_by(MEM.importance.desc(), MEM.updated_at.desc())
-                .limit(50)
-            )
-            known_rows = (await c.execute(q)).all()
-        agent_name = ""
-        if conv.agent_id:
-            agent_name = (
-                await c.execute(select(t.agents.c.name).where(t.agents.c.id == conv.agent_id))
-            ).scalar() or ""
-    old_cursor = conv.memory_cursor
+        known_rows = await store.known_for_extractor(c, user_id, conv.agent_id) if allowed else []
+        agent_name = await store.agent_name(c, conv.agent_id)
+    rows, stopped = [], False
+    for r in found:
+        if r.status == "streaming":
+            stopped = True  # a turn still running: the next job takes it from here
+            break
+        rows.append(r)
     if not rows:
-        return {"processed": 0}
-    result_candidates: list[pol.Candidate] = []
+        if stopped:
+            return {
+                "processed": 0,
+                "outcomes": [],
+                "rejected": 0,
+                "cursor": old_cursor,
+                "stopped": True,
+            }
+        return {"skipped": "the batch's messages are gone", "retry": True}
+    new_cursor = rows[-1].id
+    candidates: list[pol.Candidate] = []
     rejected: list = []
     if allowed:
-        now = now_ms()
         msgs = [
             SourceMessage(r.id, r.role, blk.visible_text(r.blocks), r.created_at)
             for r in rows
             if r.role in ("user", "assistant") and r.status == "complete"
         ]
+        turn_cap = _cap(settings, conv)
         inp = ExtractionInput(
             messages=msgs,
             agent=conv.agent_id is not None,
             agent_name=agent_name,
-            cap=_cap(settings, conv),
-            now=now,
+            cap=turn_cap * max(1, sum(m.role == "user" for m in msgs)),
+            turn_cap=turn_cap,
+            now=now_ms(),
             existing=[Known(k.memory_text, k.slot, k.value, k.memory_type) for k in known_rows],
         )
-        extractor = _extractor(rt, conv)
+        extractor = _extractor(rt, conv, rows)
         try:
             res = await extractor.extract(inp)
         except Exception:
             log.exception("memory: %s extractor failed, falling back to rules", extractor.name)
             res = await RuleExtractor().extract(inp)
-        result_candidates, rejected = res.candidates[: inp.cap], res.rejected
+        candidates, rejected = res.candidates[: inp.cap], res.rejected
     outcomes: list[str] = []
     async with rt.db.write() as c:
         await store.lock_user_memory(c, user_id)
-        current = (await c.execute(select(C.memory_cursor).where(C.id == conversation_id))).first()
-        if current is None:
+        exists, current = await store.memory_cursor(c, conv.id)
+        if not exists:
             return {"skipped": "conversation not found"}
-        if current.memory_cursor != old_cursor:
+        if current != old_cursor:
             return {"skipped": "another extraction advanced the cursor", "retry": True}
         # Consent is re-checked inside the write transaction, right before writing.
-        if result_candidates and service.memory_allowed(
-            settings, await service.user_settings(c, user_id)
-        ):
+        if candidates and service.memory_allowed(settings, await service.user_settings(c, user_id)):
             now = now_ms()
-            for cand in result_candidates:
+            for cand in candidates:
                 plan = await service.add_candidate(
                     c, user_id, conv.agent_id, cand, "extractor", now
                 )
                 outcomes.append(plan.outcome)
-        await c.execute(
-            update(t.conversations).where(C.id == conversation_id).values(memory_cursor=new_cursor)
-        )
-    return {
+        await store.set_memory_cursor(c, conv.id, new_cursor)
+    out = {
         "processed": len(rows),
         "outcomes": outcomes,
         "rejected": len(rejected),
         "cursor": new_cursor,
     }
+    if stopped:
+        out["stopped"] = True
+    return out
 
 
 @handler("memory.extract")
 async def extract_job(rt, payload: dict) -> None:
-    await run_extraction(rt, payload["conversation_id"], payload["user_id"])
+    """Extract a bounded number of batches, then hand the rest to a fresh job (same dedupe key),
+    so a long import neither holds one worker for minutes nor starves other conversations."""
+    cid, uid = payload["conversation_id"], payload["user_id"]
+    per_job = max(1, int(getattr(rt.settings, "memory_extract_batches_per_job", 20)))
+    rep = await run_extraction(rt, cid, uid, max_batches=per_job)
+    if rep.get("more"):
+        async with rt.db.write() as c:
+            await enqueue(c, "memory.extract", payload, dedupe_key=f"memory:{cid}")
 
 
 # ── "remember …" / "forget …" before the turn ───────────────────────────────────────────────────

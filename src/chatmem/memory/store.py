@@ -339,3 +339,54 @@ async def source_messages(c: AsyncConnection, user_id: str, ids) -> dict[str, ob
         .where(MSG.id.in_(ids), C.user_id == user_id)
     )
     return {r.id: r for r in (await c.execute(q)).all()}
+
+
+# ── what the extraction job reads and moves ─────────────────────────────────────────────────────
+
+CONV = t.conversations.c
+
+
+async def owned_conversation(c: AsyncConnection, user_id: str, conversation_id: str):
+    q = select(t.conversations).where(CONV.id == conversation_id, CONV.user_id == user_id)
+    return (await c.execute(q)).first()
+
+
+async def message_marker(c: AsyncConnection, conversation_id: str, mid: str | None):
+    """(id, depth) of one message of the conversation, None when it is gone."""
+    if not mid:
+        return None
+    q = select(MSG.id, MSG.depth).where(MSG.id == mid, MSG.conversation_id == conversation_id)
+    return (await c.execute(q)).first()
+
+
+async def known_for_extractor(
+    c: AsyncConnection, user_id: str, agent_id: str | None, limit: int = 50
+) -> list:
+    """The scope's live memories an extractor is shown (most important, newest first)."""
+    q = (
+        select(t.memories)
+        .where(scope_cond(user_id, agent_id), MEM.status.in_(sorted(pol.LIVE)))
+        .order_by(MEM.importance.desc(), MEM.updated_at.desc())
+        .limit(limit)
+    )
+    return list((await c.execute(q)).all())
+
+
+async def agent_name(c: AsyncConnection, agent_id: str | None) -> str:
+    if not agent_id:
+        return ""
+    q = select(t.agents.c.name).where(t.agents.c.id == agent_id)
+    return (await c.execute(q)).scalar() or ""
+
+
+async def memory_cursor(c: AsyncConnection, conversation_id: str) -> tuple[bool, str | None]:
+    """(the conversation exists, its memory cursor)."""
+    q = select(CONV.memory_cursor).where(CONV.id == conversation_id)
+    row = (await c.execute(q)).first()
+    return (row is not None, row.memory_cursor if row is not None else None)
+
+
+async def set_memory_cursor(c: AsyncConnection, conversation_id: str, cursor: str | None) -> None:
+    await c.execute(
+        update(t.conversations).where(CONV.id == conversation_id).values(memory_cursor=cursor)
+    )
