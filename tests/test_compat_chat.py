@@ -248,14 +248,11 @@ async def test_bad_input_writes_nothing(db_url):
         part = {"type": "text", "text": "x"}
         cases = [
             {"messages": [], "conversation": persona(aid)},
-            {"messages": many, "conversation": persona(aid)},
-            {"messages": [{"role": "user", "parts": []}], "conversation": persona(aid)},
-            {"messages": [{"role": "user", "parts": [part] * 51}], "conversation": persona(aid)},
             {
-                "messages": [{"role": "user", "parts": [{"type": "image", "url": "x"}]}],
+                "messages": [{"role": "user", "parts": [{"type": "text"}]}],
                 "conversation": persona(aid),
             },
-            {"messages": [ui("system", "hi")], "conversation": persona(aid)},
+            {"messages": [{"role": "tool", "parts": [part]}], "conversation": persona(aid)},
             chat_body(aid, conversationId=""),
             {"messages": [ui("user", "hi")]},
             {"messages": [ui("user", "hi")], "conversation": persona("")},
@@ -290,14 +287,21 @@ async def test_bad_input_writes_nothing(db_url):
             chat_body(None),
             {"messages": [ui("user", "hi"), ui("assistant", "yo")], "conversation": persona(aid)},
             chat_body(aid, "   "),
+            {"messages": [{"role": "user", "parts": []}], "conversation": persona(aid)},
+            {
+                "messages": [{"role": "user", "parts": [{"type": "image", "url": "x"}]}],
+                "conversation": persona(aid),
+            },
+            {"messages": [ui("system", "hi")], "conversation": persona(aid)},
         ):
             env = error_of(await c.post("/rpc/chat/inbox", json=body), 400)
             assert env.error.code == "validation_error"
         assert await count(application, t.conversations) == 0
         assert await count(application, t.messages) == 0
-        # The limits themselves are accepted (20 messages, 50 parts, full-length persona fields).
+        # Beyond seed 000's 20 messages / 50 parts (useChat resends its whole history), and
+        # full-length persona fields, are accepted.
         ok = {
-            "messages": [*many[:19], {"role": "user", "parts": [part] * 50}],
+            "messages": [*many, {"role": "user", "parts": [part] * 51}],
             "conversation": persona(aid, name="n" * 120, profileNote="p" * 2000),
         }
         r = await c.post("/rpc/chat/inbox", json=ok)
@@ -412,3 +416,99 @@ async def test_turn_survives_the_client_leaving(db_url):
             ("first second", "completed"),
         ]
         assert (await agent_row(application, aid)).last_assistant_message == "first second"
+
+
+def sdk_assistant(text: str, mid: str) -> dict:
+    """What useChat stores for an answer (AI SDK 5+): a step-start part before the text."""
+    return {
+        "id": mid,
+        "role": "assistant",
+        "parts": [{"type": "step-start"}, {"type": "text", "text": text, "state": "done"}],
+        "metadata": {"x": 1},
+    }
+
+
+async def test_ai_sdk_histories_any_parts_and_longer_than_20(db_url):
+    """useChat resends its whole history with every part type it keeps: accepted, only the
+    newest user message is new, nothing duplicated."""
+    async with chat_app(db_url) as application, user_client(application) as c:
+        aid = await insert_agent(application, c.user_id)
+        history: list[dict] = []
+        for i in range(12):  # 24 UI messages by the end: past seed 000's 20
+            history.append(
+                {
+                    "id": f"u{i}",
+                    "role": "user",
+                    "parts": [
+                        {"type": "file", "mediaType": "image/png", "url": "data:,"},
+                        {"type": "text", "text": f"turn {i}"},
+                        {"type": "data-weather", "data": {"c": 20}},
+                    ],
+                }
+            )
+            r = await c.post(
+                "/rpc/chat/inbox",
+                json={
+                    "id": aid,
+                    "messages": history,
+                    "trigger": "submit-message",
+                    "conversation": persona(aid),
+                },
+            )
+            assert r.status_code == 200, r.text
+            history.append(sdk_assistant(r.text, f"a{i}"))
+        await settle(application)
+        got = data_of(await c.get(f"/rpc/chat/inbox/{aid}/conversation"), AgentConversationResponse)
+        assert got.messageCount == 24 == len(got.messages)
+        assert [m.content for m in got.messages if m.role == "user"] == [
+            f"turn {i}" for i in range(12)
+        ]
+        tool_only = {
+            "role": "assistant",
+            "parts": [{"type": "tool-search", "toolCallId": "x", "state": "output-available"}],
+        }
+        r = await c.post(
+            "/rpc/chat/inbox",
+            json={"messages": [tool_only, ui("user", "and now?")], "conversation": persona(aid)},
+        )
+        assert r.status_code == 200, r.text
+
+
+async def test_ai_sdk_resume_convention(db_url):
+    """GET /rpc/chat/inbox/{chatId}/stream: the running reply from its start, else 204."""
+    async with (
+        chat_app(db_url) as application,
+        user_client(application) as c,
+        user_client(application) as other,
+    ):
+        aid = await insert_agent(application, c.user_id)
+        # no conversation yet, and later nothing running: 204
+        r = await c.get(f"/rpc/chat/inbox/{aid}/stream")
+        assert r.status_code == 204 and r.content == b""
+        conv = data_of(
+            await c.get(f"/rpc/chat/inbox/{aid}/conversation"), AgentConversationResponse
+        )
+        assert (await c.get(f"/rpc/chat/inbox/{conv.conversationId}/stream")).status_code == 204
+        await c.patch(f"/api/conversations/{conv.conversationId}", json={"model": "slow"})
+        first = asyncio.create_task(c.post("/rpc/chat/inbox", json=chat_body(aid, "慢")))
+        while await count(application, t.messages, status="streaming") == 0:
+            await asyncio.sleep(0.01)
+        # the tab reloads mid-answer: both chat ids resume the same reply from its beginning
+        resumed = [
+            asyncio.create_task(c.get(f"/rpc/chat/inbox/{x}/stream"))
+            for x in (aid, conv.conversationId)
+        ]
+        await asyncio.sleep(0.1)
+        application.state.gated.gate.set()
+        for task in resumed:
+            r = await task
+            assert r.status_code == 200 and r.text == "first second"
+            assert r.headers["content-type"].startswith("text/plain")
+            assert r.headers["x-conversation-id"] == conv.conversationId
+        assert (await first).text == "first second"
+        await settle(application)
+        assert (await c.get(f"/rpc/chat/inbox/{aid}/stream")).status_code == 204
+        # someone else's agent or conversation, or an unknown id: 404 in the envelope
+        for x in (aid, conv.conversationId, "nope"):
+            r = await other.get(f"/rpc/chat/inbox/{x}/stream")
+            assert r.status_code == 404 and r.json()["ok"] is False

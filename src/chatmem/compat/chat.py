@@ -123,6 +123,20 @@ async def start(rt, p: Principal, body: InboxChatRequest) -> ChatTurn:
     return ChatTurn(agent_id, conv.id, ids.user_message_id, ids.assistant_message_id, first, events)
 
 
+async def resume(rt, p: Principal, chat_id: str) -> ChatTurn | None:
+    """The AI SDK's resume (``GET /rpc/chat/inbox/{chatId}/stream``): the reply still being
+    generated in that chat, from its first character (a text stream has no offsets), or None
+    (answered 204) when nothing runs. ``chatId`` is the agent id or the conversation id."""
+    async with rt.db.read() as c:
+        conv = await store.chat_conversation(c, p.id, chat_id)
+        mid = await store.running_reply(c, conv.id) if conv is not None else None
+    if mid is None:
+        return None
+    ids = await generation.check_message(rt, p, conv.id, mid)
+    events = generation.follow(rt, mid)
+    return ChatTurn(conv.agent_id, conv.id, ids.parent_id or "", mid, [], events)
+
+
 async def reply_text(turn: ChatTurn) -> AsyncIterator[bytes]:
     """The reply as UTF-8 text chunks; a failure mid-stream just ends the text (the row says
     ``failed``). Closing the response does not stop the turn."""

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
 from ..contracts.base import RejectNul
 
@@ -53,21 +60,37 @@ class Out(BaseModel):
 # ── chat request (packages/contracts/src/chat/inbox-chat.contract.ts) ───────────────────────────
 
 
-class TextPart(ZodIn):
-    type: Literal["text"]
-    text: str
+#: UI messages one request may carry. Seed 000's zod caps it at 20, but the AI SDK's ``useChat``
+#: resends the whole history, so a client failed at turn 11. Only the newest message is read (the
+#: stored history is the truth); the request-body byte limit bounds the rest.
+MAX_UI_MESSAGES = 10_000
+MAX_UI_PARTS = 1_000
+
+
+class UIPart(ZodIn):
+    """One part of an AI SDK UI message: ``text``, or any other type the SDK emits (``step-start``,
+    ``reasoning``, ``tool-*``, ``file``, ``source-url``, ``data-*`` …), accepted and ignored."""
+
+    type: str = Field(min_length=1, max_length=200)
+    text: str | None = None
+
+    @model_validator(mode="after")
+    def _text_part_has_text(self) -> UIPart:
+        if self.type == "text" and self.text is None:
+            raise ValueError("a text part needs a string 'text'")
+        return self
 
 
 class InboxChatMessage(ZodIn):
-    """The AI SDK UI message the seed's web client sends."""
+    """The AI SDK UI message the seed's web client sends (what ``useChat`` keeps per message)."""
 
     id: str | None = None
-    role: Role
-    parts: list[TextPart] = Field(min_length=1, max_length=50)
+    role: Literal["user", "assistant", "system"]
+    parts: list[UIPart] = Field(default_factory=list, max_length=MAX_UI_PARTS)
 
     @property
     def text(self) -> str:
-        return "".join(p.text for p in self.parts)
+        return "".join(p.text or "" for p in self.parts if p.type == "text")
 
 
 class InboxChatPersona(ZodIn):
@@ -90,7 +113,7 @@ class InboxChatPersona(ZodIn):
 
 class InboxChatRequest(ZodIn):
     conversationId: str | None = Field(default=None, min_length=1)
-    messages: list[InboxChatMessage] = Field(min_length=1, max_length=20)
+    messages: list[InboxChatMessage] = Field(min_length=1, max_length=MAX_UI_MESSAGES)
     llmConfig: dict[str, Any] | None = None  # InboxChatLlmConfigSchema: accepted, not used
     conversation: InboxChatPersona
 

@@ -5,7 +5,7 @@ envelope (see envelope.py). The chat turn answers with the reply as a plain-text
 (No ``from __future__ import annotations``: FastAPI must see the real body types.)
 """
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import StreamingResponse
 from fastapi.routing import APIRoute
 
@@ -59,6 +59,35 @@ async def inbox_chat(
     rt: Runtime = Depends(get_runtime),
 ):
     turn = await chat.start(rt, p, body)
+    return StreamingResponse(
+        chat.reply_text(turn),
+        media_type="text/plain; charset=utf-8",
+        headers={**STREAM_HEADERS, **turn.headers, "x-request-id": envelope.request_id(request)},
+    )
+
+
+@router.get(
+    "/chat/inbox/{chatId}/stream",
+    responses={
+        **FAILURES,
+        200: {
+            "description": "the running reply from its first character, plain UTF-8 text",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        },
+        204: {"description": "no reply is being generated in this chat"},
+    },
+)
+async def inbox_resume(
+    chatId: str,
+    request: Request,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
+    """The AI SDK resume convention (``useChat({resume: true})``): the chat's running reply, or
+    204. ``chatId`` is the agent id (its default conversation) or an agent conversation id."""
+    turn = await chat.resume(rt, p, chatId)
+    if turn is None:
+        return Response(status_code=204, headers={"x-request-id": envelope.request_id(request)})
     return StreamingResponse(
         chat.reply_text(turn),
         media_type="text/plain; charset=utf-8",

@@ -91,6 +91,31 @@ async def agent_conversation(c: AsyncConnection, user_id: str, agent_id: str, co
     return row
 
 
+async def chat_conversation(c: AsyncConnection, user_id: str, chat_id: str):
+    """What an AI SDK chat id names: one of the caller's agent conversations by id, else the
+    default conversation of the caller's agent with that id (None when it has none yet);
+    NotFound for anything else."""
+    q = select(t.conversations).where(
+        C.id == chat_id, C.user_id == user_id, C.agent_id.is_not(None)
+    )
+    row = (await c.execute(q)).first()
+    if row is not None:
+        return row
+    await owned_agent(c, user_id, chat_id)
+    return await default_conversation(c, user_id, chat_id)
+
+
+async def running_reply(c: AsyncConnection, conv_id: str) -> str | None:
+    """The newest assistant message of the conversation still streaming, if any."""
+    q = (
+        select(M.id)
+        .where(M.conversation_id == conv_id, M.role == "assistant", M.status == "streaming")
+        .order_by(M.created_at.desc(), M.id.desc())
+        .limit(1)
+    )
+    return (await c.execute(q)).scalar()
+
+
 async def cursor_depth(c: AsyncConnection, conv_id: str, mid: str) -> int | None:
     q = select(M.depth).where(M.id == mid, M.conversation_id == conv_id)
     return (await c.execute(q)).scalar()
