@@ -109,10 +109,13 @@ async def test_candidate_bound_keeps_the_newest(app, new_user):
     qv = await embed_query(rt, "gardening tomatoes")
     async with rt.db.read() as c:
         hits = await vector_search(c, user_id=u.id, query_vector=qv, limit=50, max_candidates=5)
+        one = await vector_search(
+            c, user_id=u.id, query_vector=qv, conversation_ids=[cid], limit=50, max_candidates=5
+        )
         default = await vector_search(c, user_id=u.id, query_vector=qv, limit=50)
     assert len(hits) == 5 and len(default) == 12
     newest = {v["message_id"] for v in sorted(await vectors(rt.db), key=lambda v: v["id"])[-5:]}
-    assert {i for i, _ in hits} == newest and newest <= set(ids)
+    assert {i for i, _ in hits} == newest == {i for i, _ in one} and newest <= set(ids)
 
 
 async def test_completed_turn_embeds_both_messages(app, new_user):

@@ -124,7 +124,7 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(64, ge=1, le=2048)  # texts per embedder call
     embedding_max_chars: int = Field(8000, ge=100, le=200_000)  # longer texts: their start
     embedding_query_timeout_s: float = Field(2.0, gt=0, le=60)  # a turn waits at most this
-    embedding_max_candidates: int = Field(20_000, ge=100, le=1_000_000)  # per vector search
+    embedding_max_candidates: int = Field(10_000, ge=100, le=1_000_000)  # per vector search
     embedding_debounce_ms: int = Field(1000, ge=0, le=600_000)  # batch appends into one job
     embedding_batches_per_job: int = Field(20, ge=1, le=10_000)  # then the job re-queues itself
 

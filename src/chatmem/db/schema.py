@@ -519,5 +519,6 @@ embeddings = Table(
     ),
     Index("uq_embeddings_message_model", "message_id", "model", unique=True),
     Index("uq_embeddings_memory_model", "memory_id", "model", unique=True),
-    Index("idx_embeddings_user_scope", "user_id", "owner_kind", "model", "conversation_id"),
+    # the search scope in newest-first order: one conversation's newest N is an index range
+    Index("idx_embeddings_user_scope", "user_id", "owner_kind", "model", "conversation_id", "id"),
 )

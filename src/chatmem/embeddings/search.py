@@ -5,16 +5,20 @@ embedder is configured. Both functions are safe to call when embeddings are off 
 ``embed_query`` answers None (callers fall back to full text) and ``vector_search`` answers [].
 
 **The candidate bound.** ``vector_search`` scores the newest ``max_candidates`` vectors in scope
-(``CHATMEM_EMBEDDING_MAX_CANDIDATES``, 20,000 by default) exactly — brute-force cosine, no
-approximate index. Why: the scope is one user's conversations (usually one conversation), which
-almost always fits whole (690 turns is a long conversation; 20,000 messages is years of chat), so
-the answer is exact; past the bound the cost stays fixed (20,000 × 384 float32 ≈ 30 MB read and
-one matrix-vector product, tens of milliseconds) instead of growing with history, and full-text
-search still covers every message. The read is one index range (``idx_embeddings_user_scope``):
-other users' vectors and other conversations are never read. bench/embeddings.py measures it.
+(``CHATMEM_EMBEDDING_MAX_CANDIDATES``, 10,000 by default) exactly — brute-force cosine, no
+approximate index. Why: the scope is one user's conversations, usually one conversation, which
+almost always fits whole (690 turns is a long conversation), so the answer is exact; past the
+bound the cost stops growing with history (10,000 × 384 float32 ≈ 15 MB read — the read, not the
+arithmetic, is the cost — and one matrix-vector product), while full-text search still covers
+every message. One conversation's newest vectors are one backward range of
+``idx_embeddings_user_scope`` (no sort); several conversations pick their newest ids from the
+index before any vector is read. Other users' vectors are never read. bench/embeddings.py
+measures 1,000 vs 100,000 vectors.
 
-sqlite-vec and pgvector: ``capabilities(c)`` reports whether either is loadable/installed so
-operators can see it; the search itself does not need them (see the module's README section).
+sqlite-vec and pgvector are detected, not used: ``GET /api/admin/embeddings`` reports whether
+either could be (this project's Python cannot load SQLite extensions and its PostgreSQL has no
+pgvector, so an in-database path could not be tested here; it is the next step for users whose
+scopes outgrow the bound).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from . import vectors as vec
 from .service import QueryVector
 
 log = logging.getLogger(__name__)
-DEFAULT_MAX_CANDIDATES = 20_000
+DEFAULT_MAX_CANDIDATES = 10_000
 
 
 async def vector_search(

@@ -201,11 +201,21 @@ async def candidates(
         E.model == model,
         E.dimensions == dims,
     ]
-    if conversation_ids is not None:
-        if not conversation_ids:
-            return []
-        conds.append(E.conversation_id.in_(sorted(set(conversation_ids))))
-    q = select(owner, E.vector).where(and_(*conds)).order_by(E.id.desc()).limit(limit)
+    scope = sorted(set(conversation_ids)) if conversation_ids is not None else None
+    if scope is not None and not scope:
+        return []
+    if scope is not None and len(scope) == 1:
+        # One conversation: its newest rows are a backward range of idx_embeddings_user_scope,
+        # read in order and cut at ``limit`` — no sort, no vector read beyond the bound.
+        conds.append(E.conversation_id == scope[0])
+        q = select(owner, E.vector).where(and_(*conds)).order_by(E.id.desc()).limit(limit)
+    else:
+        # Several conversations (or all): pick the newest ids from the index first, then read
+        # only their vectors — sorting whole rows would drag every candidate's vector through it.
+        if scope is not None:
+            conds.append(E.conversation_id.in_(scope))
+        newest = select(E.id).where(and_(*conds)).order_by(E.id.desc()).limit(limit)
+        q = select(owner, E.vector).where(E.id.in_(newest.scalar_subquery()))
     return [(r[0], bytes(r[1])) for r in (await c.execute(q)).all()]
 
 

@@ -71,7 +71,7 @@ def upgrade() -> None:
     op.create_index(
         "idx_embeddings_user_scope",
         "embeddings",
-        ["user_id", "owner_kind", "model", "conversation_id"],
+        ["user_id", "owner_kind", "model", "conversation_id", "id"],
     )
     if op.get_bind().dialect.name == "sqlite":
         op.execute(
