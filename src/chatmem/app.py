@@ -13,7 +13,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import Field
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import edge
@@ -21,6 +21,7 @@ from .compat import envelope
 from .config import Settings, get_settings
 from .contracts import openapi
 from .contracts.base import Output
+from .db import faults
 from .db.engine import Database
 from .edge.bodylimit import BodyTooLarge
 from .errors import ApiError
@@ -79,13 +80,17 @@ def install_error_handlers(app: FastAPI) -> None:
         msg = "request validation failed" + (" (a field is too long)" if too_long else "")
         return _error_json(422, "validation_error", msg, details)
 
-    @app.exception_handler(DBAPIError)
-    async def _db_error(_req: Request, exc: DBAPIError):
-        # Safety net behind the request models: PostgreSQL refuses NUL in text ("0x00" /
-        # "\u0000"); the transaction was rolled back, so nothing was written.
-        if "0x00" in str(exc.orig) or "\\u0000" in str(exc.orig):
-            return _error_json(422, "validation_error", "text must not contain NUL characters")
-        raise exc
+    async def _fault(_req: Request, exc: Exception):
+        # Safety nets behind the request models (NUL, lone surrogates) and database faults:
+        # a stable code and message (503 database_unavailable + Retry-After when transient),
+        # never driver text. Anything else is a bug: re-raised, a logged 500.
+        err = faults.api_error(exc)
+        if err is None:
+            raise exc
+        return JSONResponse(err.body(), status_code=err.status, headers=err.headers or None)
+
+    for exc_type in (DBAPIError, SQLAlchemyError, UnicodeEncodeError, ConnectionError, OSError):
+        app.add_exception_handler(exc_type, _fault)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_req: Request, exc: StarletteHTTPException):

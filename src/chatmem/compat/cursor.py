@@ -10,7 +10,8 @@ the seed's values in the common case, and nothing is ever skipped or repeated.
 
 Accepted forms: ``"<ms>"`` (strictly older than that millisecond; any positive finite number, as
 the seed's ``Number(cursor)``), ``"<ms>:<depth>:<id>"`` and ``"<ms>:<id>"`` (the message's depth is
-looked up). A millisecond part that is not a positive finite number is "Invalid cursor".
+looked up). A millisecond part that is not a positive finite number, or a depth that is not a
+64-bit count in ASCII digits, is "Invalid cursor".
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 MAX_MS = 2**62
+MAX_DEPTH = 2**63 - 1  # messages.depth is BIGINT: a larger one is no cursor we ever made
 MAX_ID = 128
 
 
@@ -53,9 +55,12 @@ def parse(raw: str) -> Cursor:
     depth_part, sep2, id_part = rest.partition(":")
     depth = None
     if sep2:
-        if not depth_part.isdigit():
+        # ASCII digits only ("²".isdigit() is true), and within the column's 64 bits
+        if not (depth_part.isascii() and depth_part.isdigit()) or len(depth_part) > 19:
             raise InvalidCursor(raw)
         depth = int(depth_part)
+        if depth > MAX_DEPTH:
+            raise InvalidCursor(raw)
     else:
         id_part = rest
     if not id_part or len(id_part) > MAX_ID or ":" in id_part:

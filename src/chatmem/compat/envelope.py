@@ -26,6 +26,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ..db import faults
 from ..db.ids import new_id
 from ..errors import ApiError
 
@@ -113,6 +114,10 @@ def failure_for(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, StarletteHTTPException):
         code = _HTTP_CODES.get(exc.status_code, "http_error")
         return fail(request, exc.status_code, code, str(exc.detail))
+    err = faults.api_error(exc)  # NUL / surrogate safety nets, database faults (503)
+    if err is not None:
+        status = 400 if err.status == 422 else err.status  # seed 000 answers 400 to bad input
+        return fail(request, status, err.code, err.message, err.details, err.headers)
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     return fail(request, 500, "internal_error", "Internal server error")
 

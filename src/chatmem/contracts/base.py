@@ -6,34 +6,26 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from .. import unicode
+
 T = TypeVar("T")
 
 
-def has_nul(value: Any) -> bool:
-    """Whether a JSON-like value holds a NUL character anywhere (PostgreSQL text cannot store
-    one; SQLite can — rejecting it at the edge keeps both databases answering alike)."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(has_nul(k) or has_nul(v) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(has_nul(v) for v in value)
-    return False
-
-
 class RejectNul(BaseModel):
-    """Mixin: a request body with a NUL character anywhere is a validation error."""
+    """Mixin: a request body holding a NUL character or a lone UTF-16 surrogate anywhere (keys
+    included, any depth) is a validation error — neither database can store them (unicode.py)."""
 
     @model_validator(mode="before")
     @classmethod
     def _no_nul(cls, data: Any) -> Any:
-        if has_nul(data):
-            raise ValueError("text must not contain NUL characters")
+        bad = unicode.problem(data)
+        if bad:
+            raise ValueError(f"text must not contain {bad}")
         return data
 
 
 class Input(RejectNul):
-    """Request bodies: unknown fields are an error, not silently dropped; no NUL characters."""
+    """Request bodies: unknown fields are an error, not silently dropped; storable text only."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 

@@ -238,7 +238,7 @@ conversations = Table(
     # seed 000
     _fk("agent_id", "agents.id", "CASCADE", nullable=True),
     _txt("summary", None),
-    _int("message_count"),
+    _big("message_count"),  # 64-bit like every counter and sequence (migration 0006)
     _ms("last_message_at", nullable=True),
     # + chatmem
     _txt("memory_cursor", None),  # last active-path message memory extraction has processed
@@ -309,7 +309,7 @@ messages = Table(
     _fk("agent_id", "agents.id", "CASCADE", nullable=True),
     _json("metadata", "{}"),
     # + chatmem
-    _int("depth"),  # root = 0; makes path paging and sibling math cheap
+    _big("depth"),  # root = 0; makes path paging and sibling math cheap
     Index("idx_messages_conv", "conversation_id"),
     Index("idx_messages_parent", "parent_id"),
     Index("idx_messages_conv_created", "conversation_id", "created_at"),
@@ -460,7 +460,7 @@ stream_events = Table(
     "stream_events",
     metadata,
     _fk("message_id", "messages.id", "CASCADE"),
-    Column("seq", Integer, nullable=False),
+    Column("seq", Millis, nullable=False),  # 64-bit: Last-Event-ID may be any int64
     Column("type", Text, nullable=False),
     Column("data", JSONDoc, nullable=False),
     _ms("created_at"),

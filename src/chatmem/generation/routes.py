@@ -7,6 +7,8 @@ Content negotiation: a turn-starting POST answers with the SSE stream when the c
 
 from __future__ import annotations
 
+import re
+
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import Field
@@ -81,23 +83,23 @@ async def start_turn_route(rt: Runtime, p: Principal, cid: str, body: MessageIn,
     return turn_response(rt, request, ids)
 
 
+#: Event ids are 1.. per message and stored as BIGINT: ASCII digits, at most 2^63 - 1.
+MAX_EVENT_ID = 2**63 - 1
+_EVENT_ID = re.compile(r"[0-9]{1,19}")
+
+
 def _last_event_id(request: Request, query_value: str | None) -> int:
+    """The client's last seen event: a 64-bit sequence number, else 400 before any stream
+    starts (``int()`` would also take ``+5``, ``1_0`` or non-ASCII digits)."""
     raw = request.headers.get("last-event-id") or query_value or "0"
-    try:
-        value = int(raw.strip())
-    except ValueError:
+    text = raw.strip()
+    if not _EVENT_ID.fullmatch(text) or int(text) > MAX_EVENT_ID:
         raise BadRequest(
-            "Last-Event-ID must be an event sequence number",
+            "Last-Event-ID must be an event sequence number (0 to 2^63-1)",
             code="invalid_last_event_id",
-            details={"value": raw},
-        ) from None
-    if value < 0:
-        raise BadRequest(
-            "Last-Event-ID must not be negative",
-            code="invalid_last_event_id",
-            details={"value": raw},
+            details={"value": raw[:40]},
         )
-    return value
+    return int(text)
 
 
 @router.get(

@@ -25,6 +25,7 @@ from ..db import schema as t
 from ..db.clock import now_ms
 from ..jobs.queue import enqueue
 from ..providers.base import Finish, ModelInfo, ProviderError, TextDelta, ThinkingDelta, Usage
+from ..unicode import scrub
 from . import leases, pricing
 from .events import LiveLog, insert_events
 from .finalize import end_message
@@ -197,14 +198,17 @@ class TurnRunner:
         agen = provider.stream(self.spec.model, messages, max_tokens=max_tokens)
         try:
             async for e in agen:
+                # a model's text is made storable (an upstream may send "\ud800" in its JSON)
                 if isinstance(e, TextDelta):
                     if e.text:
-                        self.text.append(e.text)
-                        self.live.add("text_delta", {"text": e.text})
+                        text = scrub(e.text)
+                        self.text.append(text)
+                        self.live.add("text_delta", {"text": text})
                 elif isinstance(e, ThinkingDelta):
                     if e.text:
-                        self.thinking.append(e.text)
-                        self.live.add("thinking_delta", {"text": e.text})
+                        text = scrub(e.text)
+                        self.thinking.append(text)
+                        self.live.add("thinking_delta", {"text": text})
                 elif isinstance(e, Usage):
                     self.usage = e
                 elif isinstance(e, Finish):
