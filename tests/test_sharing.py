@@ -119,14 +119,16 @@ async def test_snapshot_is_the_redacted_active_path(app, new_user, anon):
     texts = ["".join(b.get("text", "") for b in m["blocks"] if b["kind"] == "text") for m in msgs]
     assert texts == ["plan a trip", "Go to Lisbon.", "and food?", "Eat pastel de nata.", "thanks"]
     assert not _keys(body) & FORBIDDEN
-    assert [b["kind"] for b in msgs[1]["blocks"]] == ["thinking", "tool_call", "text"]
+    assert [b["kind"] for b in msgs[1]["blocks"]] == ["text"]  # no thinking, no tool calls
     assert msgs[1]["citations"] == [{"url": "https://example.com", "title": "Ex"}]
-    assert msgs[0]["attachments"] == ["file_1"]
+    assert msgs[0]["attachments"] == []  # a bare file id is not a public attachment
     assert msgs[1]["model_label"] == "Model Large" and msgs[1]["fast"] is False
     assert msgs[3]["fast"] is True and "model_label" not in msgs[3]
     raw = pub.text
     for leak in (
         "TOOL-SECRET",
+        "hmm",
+        "search",
         "secret-provider",
         "secret-model",
         "Hidden Fast Model",
@@ -315,6 +317,109 @@ def test_throttle_counts_per_key_and_answers_the_wait():
     t.clear("a")
     assert t.hit("a") == 0
     assert Throttle("off", "").hit("x") == 0  # an empty rate disables a limit
+
+
+#: One block of every kind chatmem knows, each with display keys and private extras.
+EVERY_KIND = [
+    {"kind": "text", "text": "visible", "annotations": {"secret": "S1"}},
+    {"kind": "thinking", "text": "S2 chain of thought", "signature": "S3"},
+    {"kind": "tool_call", "name": "S4-tool", "arguments": {"api_key": "S5"}, "id": "call_1"},
+    {"kind": "tool_output", "output": "S6", "tool_call_id": "call_1"},
+    {
+        "kind": "citation",
+        "title": "Doc",
+        "url": "https://ex.org/a",
+        "text": "quote",
+        "source_id": "S7",
+        "score": {"raw": "S8"},
+    },
+    {
+        "kind": "image",
+        "url": "https://ex.org/i.png",
+        "alt": "a cat",
+        "width": 4,
+        "height": 3,
+        "storage_key": "S9",
+        "data": "S10",
+    },
+    {"kind": "image", "url": "javascript:alert(1)", "alt": "bad url"},
+    {
+        "kind": "document",
+        "title": "Report",
+        "name": "r.pdf",
+        "url": "https://ex.org/r.pdf",
+        "content": "S11 full text",
+        "file_id": "S12",
+    },
+    {
+        "kind": "artifact",
+        "title": "Code",
+        "text": "print(1)",
+        "language": "python",
+        "internal_state": "S13",
+    },
+    {"kind": "research", "title": "Findings", "text": "summary", "queries": ["S14"]},
+    {"kind": "error", "code": "S15", "text": "S16"},
+    {"kind": "hologram", "text": "S17 unknown kind"},
+    {"text": "S18 no kind"},
+    "S19 not a block",
+]
+EVERY_KIND_PUBLIC = [
+    {"kind": "text", "text": "visible"},
+    {"kind": "citation", "title": "Doc", "url": "https://ex.org/a", "text": "quote"},
+    {"kind": "image", "url": "https://ex.org/i.png", "alt": "a cat", "width": 4, "height": 3},
+    {"kind": "image", "alt": "bad url"},
+    {"kind": "document", "title": "Report", "name": "r.pdf", "url": "https://ex.org/r.pdf"},
+    {"kind": "artifact", "title": "Code", "text": "print(1)", "language": "python"},
+    {"kind": "research", "title": "Findings", "text": "summary"},
+]
+
+
+def _set(blocks: list[dict]) -> list[dict]:
+    """Blocks without null fields (the response model shows absent optional keys as null)."""
+    return [{k: v for k, v in b.items() if v is not None} for b in blocks]
+
+
+async def test_every_block_kind_is_allow_listed_when_frozen_and_on_read(app, new_user, anon):
+    """A share keeps only the README's block kinds and keys — frozen from a real conversation,
+    and re-redacted on read from a snapshot stored by an older version."""
+    a = await new_user()
+    cid = await new_conv(a)
+    await insert_chain(
+        app,
+        cid,
+        [
+            {
+                "role": "user",
+                "text": "q",
+                "attachments": [
+                    {"name": "a.txt", "url": "https://ex.org/a.txt", "storage_key": "S20"}
+                ],
+            },
+            {
+                "role": "assistant",
+                "blocks": EVERY_KIND[:-1],
+                "citations": [{"title": "T", "url": "https://ex.org", "embedding": [1, 2]}],
+            },
+        ],
+    )
+    token = (await a.client.post(f"/api/conversations/{cid}/share")).json()["token"]
+    body = (await anon.get(f"/api/public/shared/{token}")).json()
+    user_msg, answer = body["messages"]
+    assert _set(answer["blocks"]) == EVERY_KIND_PUBLIC
+    assert answer["citations"] == [{"title": "T", "url": "https://ex.org"}]
+    assert user_msg["attachments"] == [{"name": "a.txt", "url": "https://ex.org/a.txt"}]
+    old = [{"role": "assistant", "blocks": EVERY_KIND, "created_at": 1, "author_name": 7}]
+    await set_columns(app, t.conversation_shares, token, snapshot=old)
+    r = await anon.get(f"/api/public/shared/{token}")
+    assert _set(r.json()["messages"][0]["blocks"]) == EVERY_KIND_PUBLIC
+    for n in range(1, 21):
+        assert f"S{n}" not in r.text and f"S{n}" not in json.dumps(body)
+    # a clone copies what the public sees, nothing more
+    b = await new_user()
+    clone = (await b.client.post(f"/api/public/shared/{token}/clone")).json()
+    msgs = (await b.client.get(f"/api/conversations/{clone['id']}/messages")).json()["items"]
+    assert _set(msgs[0]["blocks"]) == EVERY_KIND_PUBLIC
 
 
 def test_freeze_keeps_finished_user_and_assistant_messages_only():
