@@ -24,6 +24,7 @@ from ..conversations import followups, store
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..jobs.queue import enqueue
+from ..providers import errors as perr
 from ..providers.base import Finish, ModelInfo, ProviderError, TextDelta, ThinkingDelta, Usage
 from ..unicode import scrub
 from . import leases, pricing
@@ -31,6 +32,14 @@ from .events import LiveLog, insert_events
 from .finalize import end_message
 
 log = logging.getLogger("chatmem.generation")
+
+#: Turn-level error codes beside the providers' (providers/errors.py); the README's "Error
+#: codes" table lists both. Their messages are fixed: exception text goes to the log only.
+TURN_ERRORS = {
+    "context_error": "the context for this answer could not be assembled",
+    "provider_crashed": "the model provider failed unexpectedly",
+    "generation_interrupted": "the server shut down before this answer finished",
+}
 M = t.messages.c
 
 
@@ -109,9 +118,9 @@ class TurnRunner:
         """Returns (status, stop_reason, error_code, error_message)."""
         try:
             messages = await self._prepare()
-        except Exception as e:  # a failing hook or context builder is this turn's error
+        except Exception:  # a failing hook or context builder is this turn's error
             log.exception("turn %s: context failed", self.spec.assistant_message_id)
-            return ("error", "error", "context_error", str(e) or type(e).__name__)
+            return ("error", "error", "context_error", TURN_ERRORS["context_error"])
         consume = asyncio.create_task(self._consume(messages))
         stopper = asyncio.create_task(self.stop_event.wait())
         done, _ = await asyncio.wait(
@@ -132,16 +141,17 @@ class TurnRunner:
                     "error",
                     "error",
                     "generation_interrupted",
-                    "the server shut down before this answer finished",
+                    TURN_ERRORS["generation_interrupted"],
                 )
             return ("lost", None, None, None)
         exc = consume.exception()
         if exc is None:
             return ("complete", self.finish, None, None)
         if isinstance(exc, ProviderError):
-            return ("error", "error", exc.code, str(exc))
+            code = perr.known(exc.code)  # one vocabulary whatever the provider said
+            return ("error", "error", code, str(exc) or perr.CODES[code])
         log.error("turn %s: provider crashed", self.spec.assistant_message_id, exc_info=exc)
-        return ("error", "error", "provider_crashed", f"{type(exc).__name__}: {exc}")
+        return ("error", "error", "provider_crashed", TURN_ERRORS["provider_crashed"])
 
     async def _prepare(self):
         rt, spec = self.rt, self.spec

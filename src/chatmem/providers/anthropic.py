@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 import anthropic
 
+from . import errors as perr
 from .base import (
     ChatMessage,
     Finish,
@@ -24,22 +25,28 @@ from .base import (
 )
 
 
-def error_code(exc: Exception) -> str:
-    status = getattr(exc, "status_code", None)
-    if status == 429:
-        return "rate_limited"
-    if status == 529:
-        return "upstream_overloaded"
-    if status in (401, 403):
-        return "upstream_auth"
-    if isinstance(exc, anthropic.APIConnectionError):
-        return "upstream_unreachable"
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error", body)
+def provider_error(exc: Exception, *, started: bool) -> ProviderError:
+    """Map what the SDK raised onto the one vocabulary (errors.py); ``started``: some output
+    had arrived, so a dropped connection truncated the answer."""
+    if isinstance(exc, anthropic.APIStatusError):
+        code = perr.code_for_status(exc.status_code)
+        err = exc.body.get("error", exc.body) if isinstance(exc.body, dict) else None
         if isinstance(err, dict) and err.get("type") == "overloaded_error":
-            return "upstream_overloaded"
-    return "upstream_error"
+            code = "upstream_overloaded"
+        detail = err.get("message") if isinstance(err, dict) else None
+        detail = detail if isinstance(detail, str) else f"HTTP {exc.status_code}"
+        return ProviderError(perr.message("anthropic", code, detail), code)
+    if isinstance(exc, anthropic.APITimeoutError):
+        code = "upstream_truncated" if started else "upstream_timeout"
+    elif isinstance(exc, anthropic.APIConnectionError):
+        code = "upstream_truncated" if started else "upstream_unreachable"
+    elif isinstance(exc, (ValueError, TypeError, KeyError, AttributeError)):
+        code = "upstream_bad_response"  # malformed JSON in an event, an unexpected shape
+    elif type(exc).__module__.split(".")[0] in ("httpx", "httpcore", "httpx2"):
+        code = "upstream_truncated" if started else "upstream_unreachable"
+    else:
+        code = "upstream_error"
+    return ProviderError(perr.message("anthropic", code), code)
 
 
 def split_system(messages: list[ChatMessage]) -> tuple[str, list[dict]]:
@@ -103,10 +110,15 @@ class AnthropicProvider:
             "cache_write_tokens": 0,
         }
         stop = "end_turn"
+        stopped = False  # message_stop seen: without it the stream was cut short
+        started = False
         try:
             stream = await client.messages.create(**params)
             async for ev in stream:
-                if ev.type == "message_start":
+                started = True
+                if ev.type == "message_stop":
+                    stopped = True
+                elif ev.type == "message_start":
                     u = ev.message.usage
                     usage["input_tokens"] = u.input_tokens or 0
                     usage["output_tokens"] = u.output_tokens or 0
@@ -129,8 +141,14 @@ class AnthropicProvider:
                         usage["cache_write_tokens"] = u.cache_creation_input_tokens
                     if ev.delta.stop_reason:
                         stop = ev.delta.stop_reason
-        except anthropic.APIError as e:
-            raise ProviderError(f"anthropic: {e.message}", error_code(e)) from e
+        except ProviderError:
+            raise
+        except Exception as e:  # never a raw exception text in a stored error
+            raise provider_error(e, started=started) from e
+        if not stopped:
+            yield Usage(**usage)  # what was used is still billed
+            msg = perr.message("anthropic", "upstream_truncated")
+            raise ProviderError(msg, "upstream_truncated")
         yield Usage(**usage)
         yield Finish(stop)
 

@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, Union
 
+from ..unicode import scrub
+
 
 @dataclass(frozen=True)
 class ChatMessage:
@@ -70,7 +72,8 @@ ProviderEvent = Union[TextDelta, ThinkingDelta, Usage, Finish]
 
 
 class ProviderError(Exception):
-    """An upstream failure; ``code`` is machine-readable (e.g. 'rate_limited', 'upstream_error')."""
+    """An upstream failure; ``code`` is one of providers/errors.py ``CODES`` (e.g.
+    'rate_limited', 'upstream_truncated'), the message a short line meant for users."""
 
     def __init__(self, message: str, code: str = "upstream_error") -> None:
         super().__init__(message)
@@ -90,9 +93,10 @@ class Provider(Protocol):
 async def complete(
     provider: Provider, model: ModelInfo, messages: list[ChatMessage], *, max_tokens: int
 ) -> str:
-    """Run a stream to the end and return its text (titles, summaries, extraction)."""
+    """Run a stream to the end and return its text (titles, summaries, extraction), made
+    storable (no NUL, no lone surrogates: see unicode.py)."""
     parts: list[str] = []
     async for ev in provider.stream(model, messages, max_tokens=max_tokens):
         if isinstance(ev, TextDelta):
             parts.append(ev.text)
-    return "".join(parts)
+    return scrub("".join(parts))

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 import httpx
 import openai
 
+from . import errors as perr
 from .base import (
     ChatMessage,
     Finish,
@@ -36,15 +37,34 @@ STOP_REASONS = {
 }
 
 
-def error_code(exc: Exception) -> str:
-    status = getattr(exc, "status_code", None)
-    if status == 429:
-        return "rate_limited"
-    if status in (401, 403):
-        return "upstream_auth"
-    if isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):
-        return "upstream_unreachable"
-    return "upstream_error"
+def provider_error(exc: Exception, *, started: bool) -> ProviderError:
+    """Map what the SDK (or httpx under it) raised onto the one vocabulary (errors.py).
+    ``started``: some output had arrived, so a dropped connection truncated the answer."""
+    if isinstance(exc, openai.APIStatusError):
+        code = perr.code_for_status(exc.status_code)
+        return ProviderError(perr.message("openai", code, _upstream_detail(exc)), code)
+    if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
+        code = "upstream_truncated" if started else "upstream_timeout"
+    elif isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):
+        code = "upstream_truncated" if started else "upstream_unreachable"
+    elif isinstance(exc, (ValueError, TypeError, KeyError, openai.APIResponseValidationError)):
+        code = "upstream_bad_response"  # malformed JSON in a chunk, an unexpected shape
+    elif isinstance(exc, openai.APIError):  # an error event inside the stream
+        return ProviderError(
+            perr.message("openai", "upstream_error", exc.message), "upstream_error"
+        )
+    else:
+        code = "upstream_error"
+    return ProviderError(perr.message("openai", code), code)
+
+
+def _upstream_detail(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return err["message"]
+    return f"HTTP {exc.status_code}"
 
 
 def _reasoning(delta) -> str:
@@ -91,10 +111,12 @@ class OpenAIProvider:
         token_param = model.options.get("max_tokens_param", "max_tokens")
         if max_tokens:
             params[token_param] = max_tokens
-        finish = "end_turn"
+        finish = None  # a stream that ends without any finish_reason was cut short
+        started = False
         try:
             stream = await client.chat.completions.create(**params)
             async for chunk in stream:
+                started = True
                 for choice in chunk.choices or ():
                     delta = choice.delta
                     if delta is not None:
@@ -114,10 +136,12 @@ class OpenAIProvider:
                         output_tokens=u.completion_tokens or 0,
                         cache_read_tokens=cached,
                     )
-        except openai.APIError as e:
-            raise ProviderError(f"openai: {e.message}", error_code(e)) from e
-        except httpx.HTTPError as e:
-            raise ProviderError(f"openai: {e}", "upstream_unreachable") from e
+        except ProviderError:
+            raise
+        except Exception as e:  # never a raw exception text in a stored error
+            raise provider_error(e, started=started) from e
+        if finish is None:
+            raise ProviderError(perr.message("openai", "upstream_truncated"), "upstream_truncated")
         yield Finish(finish)
 
     async def aclose(self) -> None:
