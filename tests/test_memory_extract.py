@@ -214,7 +214,7 @@ async def test_llm_extractor_reads_structured_json_and_maps_ids():
     assert c.valid_from == 1714521600000 and c.status == "ACTIVE" and res.rejected == []
     prompt = "\n".join(m.content for m in p.calls[0])
     assert "[1] Lives in Paris" in prompt and "[2] Likes jazz" in prompt
-    assert "m1 user: I moved to Berlin" in prompt and "msg_aaa" not in prompt
+    assert "m1 user [1970-01-01 Thu]: I moved to Berlin" in prompt and "msg_aaa" not in prompt
 
 
 async def test_llm_extractor_validates_every_returned_id():

@@ -4,6 +4,7 @@ since the cursor, each message once, user text only, scope, consent, caps, remem
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 from sqlalchemy import func, insert, select, update
 
@@ -362,7 +363,9 @@ async def test_llm_extractor_runs_in_the_job_for_a_real_model(db_url):
             assert rep["outcomes"] == ["created"] and rep["rejected"] == 2
             [m] = await _mems(a)
             assert (m["slot"], m["value"], m["origin"]) == ("home_location", "Berlin", "extracted")
-            assert "m1 user: We finally moved to Berlin!" in provider.prompts[0][1].content
+            day = datetime.now(UTC).strftime("%Y-%m-%d")  # each message is shown with its date
+            assert f"m1 user [{day}" in provider.prompts[0][1].content
+            assert "]: We finally moved to Berlin!" in provider.prompts[0][1].content
             # the model fails next time: the rule extractor still runs
             await _say(a, cid, "I love hiking.")
             rep = await run_extraction(rt, cid, a.id)

@@ -4,6 +4,8 @@ agent format, scope and consent. Plus the pure rank/pack functions."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from sqlalchemy import insert, select, update
 
 from chatmem.auth.service import principal_for_key
@@ -77,9 +79,10 @@ async def test_only_current_rows_inside_their_validity_window(app, new_user):
     await _put(rt, a.id, "Starts next month", valid_from=now + 30 * DAY)
     got = await _source(rt, a.key, await _conv(rt, a.id))
     assert sorted(got["ids"]) == sorted(keep)
+    day = lambda ms: datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")  # noqa: E731
     assert set(got["lines"]) == {
-        "[CURRENT] Lives in Berlin",
-        "[CONTEXT-DEPENDENT] In Tokyo this week",
+        "[CURRENT] Lives in Berlin",  # a time-bound memory shows the dates it holds for
+        f"[CONTEXT-DEPENDENT] In Tokyo this week ({day(now - DAY)} to {day(now + DAY - 1)})",
     }
     assert got["header"] == retrieval.NATIVE_HEADER
 

@@ -24,6 +24,7 @@ from typing import Protocol
 
 from ..providers.base import ChatMessage, ModelInfo, Provider, complete
 from . import patterns as pt
+from . import rules, when
 from .policy import ACTIVE, QUERY_DEPENDENT, Candidate
 
 NATIVE_TYPES = ("location", "preference", "identity", "schedule", "habit", "goal", "constraint")
@@ -106,12 +107,6 @@ def parse_command(text: str) -> tuple[str, str] | None:
 # ── the rule-based extractor ────────────────────────────────────────────────────────────────────
 
 
-def _is_question(sentence: str) -> bool:
-    return sentence.rstrip().endswith(("?", "？")) or bool(
-        re.search(r"[吗呢][\s。？?]*$", sentence)
-    )
-
-
 def _bad_value(p: pt.Pattern, v: str) -> bool:
     if not v or len(v) > 120:
         return True
@@ -125,6 +120,8 @@ def _bad_value(p: pt.Pattern, v: str) -> bool:
     else:
         if any(w in v for w in pt.QUESTION_WORDS_ZH):
             return True
+    if p.memory_type in rules.SOFT_TYPES and rules.bad_soft_value(v, p.lang):
+        return True
     return low in p.stop or any(low == s.lower() for s in p.stop)
 
 
@@ -138,11 +135,27 @@ def _clean_value(v: str) -> str:
     return re.sub(r"\s+", " ", v)
 
 
-def match_sentence(sentence: str, *, lang: str | None = None) -> list[tuple[pt.Pattern, dict]]:
-    """Every pattern that fires in one sentence, with its groups (value cleaned)."""
-    out = []
-    if _is_question(sentence):
-        return out
+@dataclass(frozen=True)
+class Hit:
+    """One accepted pattern match: its groups and where it sits in its sentence."""
+
+    pattern: pt.Pattern
+    groups: dict
+    sentence: str
+    start: int
+    value_start: int
+    value_end: int
+    end: int
+
+
+def _instruction(p: pt.Pattern) -> bool:
+    return p.memory_type == "constraint" and p.template.startswith(("Don't", "Stop", "不要"))
+
+
+def _hits(sentence: str, lang: str | None = None, depth: int = 0) -> list[Hit]:
+    if rules.is_question(sentence):
+        return []
+    out: list[Hit] = []
     for p in pt.ALL:
         if lang and p.lang != lang:
             continue
@@ -153,14 +166,55 @@ def match_sentence(sentence: str, *, lang: str | None = None) -> list[tuple[pt.P
                 g["v"] = re.sub(r"\s+(?:now|too|as well|also)$", "", g["v"], flags=re.I)
             if _bad_value(p, g["v"]):
                 continue
-            out.append((p, g))
-            break
+            prefix = sentence[: m.start()]
+            if rules.blocked_by_prefix(prefix, p.lang):
+                continue
+            if not p.regex.startswith("^") and not rules.clause_start_ok(prefix, p.lang):
+                continue
+            if _instruction(p) and not rules.is_instruction(g["v"], p.lang):
+                continue
+            out.append(Hit(p, g, sentence, m.start(), m.start("v"), m.end("v"), m.end()))
+    if depth < 3:  # "I am vegetarian and allergic to peanuts": restore the shared subject/verb
+        for h in list(out):
+            for tail in rules.ellipsis_tails(sentence, h.end, h.pattern.lang):
+                subject = "我" if h.pattern.lang == "zh" else "I "
+                head = sentence[h.start : h.value_start]
+                for text in (subject + re.sub(r"^[也还都]", "", tail), head + tail):
+                    more = [
+                        x
+                        for x in _hits(text, h.pattern.lang, depth + 1)
+                        if not (x.pattern.slot and x.pattern.name == h.pattern.name)
+                    ]  # "fish and chips" is one favourite food, not two
+                    if more:
+                        out.extend(more)
+                        break
     return out
 
 
+def match_sentence(sentence: str, *, lang: str | None = None) -> list[tuple[pt.Pattern, dict]]:
+    """Every accepted pattern match in one sentence, with its groups (value cleaned)."""
+    return [(h.pattern, h.groups) for h in _hits(sentence, lang)]
+
+
+_CLAUSE_END = re.compile(r"[,;.!?，。！？；\n]|\s+(?:and|but)\s+|而且|但是")
+
+
+def _when(h: Hit, at: int) -> when.Span | None:
+    """The period the statement is dated to: its own time group, else a time phrase in its
+    clause ("Last month I moved to Munich", "I moved to Munich last month", 我上个月搬到…)."""
+    if h.groups.get("t"):
+        return when.resolve(h.groups["t"], at)
+    pre = rules._SEP.split(h.sentence[: h.start])[-1]
+    post = h.sentence[h.value_end :]
+    cut = _CLAUSE_END.search(post)
+    region = f"{pre} {h.sentence[h.start : h.value_start]} {post[: cut.start()] if cut else post}"
+    return when.first(region, at)
+
+
 def _candidate(
-    p: pt.Pattern, g: dict, msg: SourceMessage, *, agent: bool, now: int, origin: str = "extracted"
+    h: Hit, msg: SourceMessage, *, agent: bool, now: int, origin: str = "extracted"
 ) -> Candidate:
+    p, g = h.pattern, h.groups
     k = g.get("k", "")
     if p.lang == "zh" and p.slot == "{k}_name" and k in pt.ZH_RELATIONS:
         slot = f"{pt.ZH_RELATIONS[k]}_name"
@@ -171,8 +225,17 @@ def _candidate(
     if agent:
         mtype = p.agent_type or pt.AGENT_TYPES.get(p.memory_type, "重要事实")
     observed = msg.created_at or now
-    ttl = pt.duration_ms(g.get("t", ""), p.ttl_ms) if (p.ttl_ms or g.get("t")) else None
-    time_bound = ttl is not None
+    span = _when(h, observed)
+    time_bound = bool(p.ttl_ms or g.get("t"))
+    if span is not None and time_bound:  # "in Tokyo next week": holds for that period only
+        valid_from, valid_until = span.start, span.end
+    elif span is not None:  # "moved to Munich last month": true since then
+        valid_from, valid_until = span.start, None
+    elif time_bound:
+        valid_from = observed
+        valid_until = observed + (pt.duration_ms(g.get("t", ""), p.ttl_ms) or pt.DAY)
+    else:
+        valid_from, valid_until = observed, None
     return Candidate(
         memory_text=text[:MAX_TEXT],
         memory_type=mtype,
@@ -181,8 +244,8 @@ def _candidate(
         importance=p.importance,
         confidence=p.confidence,
         status=QUERY_DEPENDENT if time_bound else ACTIVE,
-        valid_from=observed,
-        valid_until=(observed + ttl) if time_bound else None,
+        valid_from=valid_from,
+        valid_until=valid_until,
         source_message_ids=(msg.id,),
         origin=origin,
         observed_at=observed,
@@ -214,8 +277,8 @@ def rule_candidates(
         text = cmd[1]
     out = []
     for s in sentences(text):
-        for p, g in match_sentence(s):
-            out.append(_candidate(p, g, msg, agent=agent, now=now, origin=origin))
+        for h in _hits(s):
+            out.append(_candidate(h, msg, agent=agent, now=now, origin=origin))
     return _dedupe(out)
 
 
@@ -241,8 +304,12 @@ class RuleExtractor:
 _INSTRUCTIONS = """You extract long-term memories about the USER from a chat.
 Record only stable, explicit information the user stated about themselves in their own messages
 (identity, location, preferences, habits, schedule, goals, constraints such as allergies or things
-the assistant must not do). Skip greetings, one-off questions, anything the assistant said or
-invented, facts about other people, and memories that already exist unchanged.
+the assistant must not do). Skip greetings, questions, hypotheticals ("if I lived in …"),
+encouragement ("don't give up"), anything the assistant said or invented, facts about other people,
+and memories that already exist unchanged. A constraint is only an instruction the user gives the
+assistant about its replies ("don't use emojis"). Split "X and Y" into one memory each.
+Each message shows its date: resolve relative times ("last month", "next week", 上个月, 明天)
+against that date into valid_from/valid_until; never leave them in memory_text.
 If a message updates an existing memory (same subject, new value), reuse that memory's slot and set
 "same_as" to its number. Use short stable snake_case slot keys (home_location, name, employer,
 favorite_color …) or "" when the fact has no single current value.
@@ -253,6 +320,12 @@ Answer with JSON only, no prose:
   "valid_from": "YYYY-MM-DD" | null, "valid_until": "YYYY-MM-DD" | null,
   "source": "m<N>" (the user message it comes from), "same_as": <existing memory number> | null}]}
 At most CAP items; memory_text is one short sentence (at most 80 Chinese characters or 25 words)."""
+
+
+def _date(ms: int) -> str:
+    if not ms:
+        return ""
+    return " [" + datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %a") + "]"
 
 
 def build_prompt(inp: ExtractionInput) -> list[ChatMessage]:
@@ -272,7 +345,7 @@ def build_prompt(inp: ExtractionInput) -> list[ChatMessage]:
     lines.append("New messages:")
     for i, m in enumerate(inp.messages, 1):
         text = m.text if m.role == "user" else m.text[:4000]
-        lines.append(f"m{i} {m.role}: {text}")
+        lines.append(f"m{i} {m.role}{_date(m.created_at)}: {text}")
     return [ChatMessage("system", system), ChatMessage("user", "\n".join(lines))]
 
 

@@ -15,13 +15,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import when
+
 DAY = 86_400_000
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 
 # English values stop at punctuation or at a conjunction/adverbial that starts another clause.
 _V = r"(?P<v>[^,.;!?\n]+?)"
 _END = (
     r"(?=\s+(?:and|but|so|because|since|although|though|while|with|for|now|right now|"
-    r"these days|at the moment|which|who|where|anymore)\b|\s*[,.;!?\n]|\s*$)"
+    r"these days|at the moment|which|who|where|anymore|until|starting|from now on)\b"
+    rf"|\s+{when.EN}\b|\s+in (?:{_MONTHS}|\d{{4}})\b|\s*[,.;!?\n]|\s*$)"
 )
 V = _V + _END
 # Chinese values stop at punctuation, a conjunction or a sentence-final particle.
@@ -70,9 +74,13 @@ _LANGS = (
     "english|chinese|mandarin|cantonese|french|german|spanish|japanese|korean|italian|"
     "portuguese|russian|arabic|dutch|hindi"
 )
-_DURATION = (
-    r"(?P<t>today|tonight|this week|this weekend|this month|next week|"
-    r"for (?:a|one|two|three|four|five|\d+) (?:days?|weeks?))"
+_DURATION = rf"(?P<t>{when.EN})"
+_ZH_TIME = when.ZH
+
+#: Discourse words an instruction may start with ("Also, don't …", "From now on, never …").
+_LEAD = (
+    r"^(?:(?:also|and|oh|btw|ok|okay|one more thing|from now on|going forward|in future|"
+    r"in the future|and also|oh and|last thing)[,:]?\s+)*"
 )
 
 EN: tuple[Pattern, ...] = (
@@ -91,7 +99,7 @@ EN: tuple[Pattern, ...] = (
     Pattern(
         "en_call_me",
         "en",
-        r"\b(?:please\s+|you can\s+)?call me " + V,
+        r"(?<!n't )(?<!not )(?<!never )\b(?:please\s+|you can\s+)?call me " + V,
         "preferred_name",
         "identity",
         "Prefers to be called {v}",
@@ -116,7 +124,7 @@ EN: tuple[Pattern, ...] = (
     Pattern(
         "en_live_in",
         "en",
-        r"\bi (?:currently |now |still )?live in " + V,
+        r"\b(?:i|we) (?:currently |now |still )?live in " + V,
         "home_location",
         "location",
         "Lives in {v}",
@@ -124,11 +132,24 @@ EN: tuple[Pattern, ...] = (
         "Paris",
         4,
         0.8,
+        stop=("hope", "fear", "denial", "the moment", "the past", "the future", "a bubble"),
+    ),
+    Pattern(
+        "en_have_lived",
+        "en",
+        r"\b(?:i|we)(?:'ve| have) (?:been living|lived) in " + V + r"(?=\s+since\b)",
+        "home_location",
+        "location",
+        "Lives in {v}",
+        "I've lived in Prague since 2019.",
+        "Prague",
+        4,
+        0.8,
     ),
     Pattern(
         "en_moved_to",
         "en",
-        r"\bi(?:'ve| have)? (?:just |recently |finally )?moved to " + V,
+        r"\b(?:i|we)(?:'ve| have)? (?:just |recently |finally )?moved to " + V,
         "home_location",
         "location",
         "Lives in {v}",
@@ -140,7 +161,7 @@ EN: tuple[Pattern, ...] = (
     Pattern(
         "en_based_in",
         "en",
-        r"\bi(?:'m| am) (?:now )?based in " + V,
+        r"\b(?:i(?:'m| am)|we(?:'re| are)) (?:now )?based in " + V,
         "home_location",
         "location",
         "Lives in {v}",
@@ -158,6 +179,16 @@ EN: tuple[Pattern, ...] = (
         "Is from {v}",
         "I'm originally from Lyon.",
         "Lyon",
+        stop=(
+            "the future",
+            "the past",
+            "here",
+            "there",
+            "work",
+            "home",
+            "school",
+            "another planet",
+        ),
     ),
     Pattern(
         "en_come_from",
@@ -188,6 +219,19 @@ EN: tuple[Pattern, ...] = (
         "Works at {v}",
         "I work at Acme Corp.",
         "Acme Corp",
+        stop=("home", "night", "the moment", "it", "this", "that"),
+    ),
+    Pattern(
+        "en_started_at",
+        "en",
+        r"\bi (?:just |recently )?(?:started|began|joined) (?:working |work |a new job |a job )?"
+        r"(?:at|for|with) " + V,
+        "employer",
+        "identity",
+        "Works at {v}",
+        "I started working at Spotify.",
+        "Spotify",
+        stop=("home", "night", "the moment", "it", "this", "that"),
     ),
     Pattern(
         "en_work_as",
@@ -232,7 +276,7 @@ EN: tuple[Pattern, ...] = (
     Pattern(
         "en_prefer",
         "en",
-        r"\bi (?:really |generally |usually )?prefer " + V,
+        r"\bi (?:really |generally |usually |just |also |much |definitely )?prefer " + V,
         "",
         "preference",
         "Prefers {v}",
@@ -248,6 +292,16 @@ EN: tuple[Pattern, ...] = (
         "Loves {v}",
         "I love hiking.",
         "hiking",
+    ),
+    Pattern(
+        "en_fan",
+        "en",
+        r"\bi(?:'m| am) (?:a )?(?:big |huge |massive |great )?fan of " + V,
+        "",
+        "preference",
+        "Is a fan of {v}",
+        "I'm a big fan of jazz.",
+        "jazz",
     ),
     Pattern(
         "en_like",
@@ -275,14 +329,28 @@ EN: tuple[Pattern, ...] = (
     Pattern(
         "en_dont",
         "en",
-        r"^(?:please\s+)?(?:don't|do not|never)\s+(?P<v>(?:use|call|mention|send|give|add|"
-        r"include|write|reply|answer|talk|say|ask|recommend|suggest|show|remind|bring up)\b"
+        _LEAD + r"(?:please\s+)?(?:don't|do not|never)\s+(?P<v>(?:use|call|mention|send|give|"
+        r"add|include|write|reply|answer|talk|say|ask|recommend|suggest|show|remind|bring up)\b"
         r"[^.;!?\n]*)",
         "",
         "constraint",
         "Don't {v}",
         "Please don't use emojis.",
         "use emojis",
+        5,
+        0.85,
+    ),
+    Pattern(
+        "en_stop",
+        "en",
+        _LEAD + r"(?:please\s+)?stop\s+(?P<v>(?:using|calling|mentioning|sending|giving|adding|"
+        r"including|writing|saying|asking|recommending|suggesting|showing|reminding|bringing up|"
+        r"apologi[sz]ing|repeating|telling)\b[^.;!?\n]*)",
+        "",
+        "constraint",
+        "Stop {v}",
+        "Stop using emojis.",
+        "using emojis",
         5,
         0.85,
     ),
@@ -302,7 +370,7 @@ EN: tuple[Pattern, ...] = (
         "en_diet",
         "en",
         r"\bi(?:'m| am) (?:an? )?(?:strict )?(?P<v>vegetarian|vegan|pescatarian|gluten[- ]free|"
-        r"lactose intolerant|halal|kosher)\b",
+        r"lactose intolerant|halal|kosher|diabetic|coeliac|celiac)\b",
         "diet",
         "constraint",
         "Is {v}",
@@ -314,10 +382,10 @@ EN: tuple[Pattern, ...] = (
     Pattern(
         "en_dont_eat",
         "en",
-        r"\bi (?:don't|do not|never|can't) eat " + V,
+        r"\bi (?:don't|do not|never|can't) (?P<k>eat|drink) " + V,
         "",
         "constraint",
-        "Doesn't eat {v}",
+        "Doesn't {k} {v}",
         "I don't eat pork.",
         "pork",
         4,
@@ -474,13 +542,42 @@ EN: tuple[Pattern, ...] = (
     Pattern(
         "en_temp_location",
         "en",
-        r"\bi(?:'m| am) (?:currently |staying |traveling |travelling )?(?:in|at|visiting) "
-        r"(?P<v>[^\s,.;!?][^,.;!?\n]*?) " + _DURATION + r"\b",
+        r"\bi(?:'m| am|'ll be| will be) (?:currently |staying |traveling |travelling )?"
+        r"(?:in|at|visiting) (?P<v>[^\s,.;!?][^,.;!?\n]*?) " + _DURATION + r"\b",
         "current_location",
         "location",
-        "Is in {v} ({t})",
+        "Is in {v}",
         "I'm in Tokyo this week.",
         "Tokyo",
+        3,
+        0.8,
+        ttl_ms=7 * DAY,
+    ),
+    Pattern(
+        "en_temp_location_ahead",
+        "en",
+        _DURATION
+        + r",? i(?:'m| am|'ll be| will be) (?:in|at|visiting) (?P<v>[A-Z][^,.;!?\n]*?)"
+        + _END,
+        "current_location",
+        "location",
+        "Is in {v}",
+        "Next week I'm in Madrid.",
+        "Madrid",
+        3,
+        0.8,
+        ttl_ms=7 * DAY,
+    ),
+    Pattern(
+        "en_trip",
+        "en",
+        r"\bi(?:'m| am|'ll be| will be) (?:going|traveling|travelling|flying|heading|driving|"
+        r"staying|visiting|be)(?: to| in| at)? (?P<v>[A-Z][^,.;!?\n]*?) " + _DURATION + r"\b",
+        "current_location",
+        "location",
+        "Is in {v}",
+        "I'm flying to Lisbon on Monday.",
+        "Lisbon",
         3,
         0.8,
         ttl_ms=7 * DAY,
@@ -531,6 +628,16 @@ EN: tuple[Pattern, ...] = (
         "identity",
         "Is {v}",
         "I'm married.",
+        "married",
+    ),
+    Pattern(
+        "en_got_married",
+        "en",
+        r"\bi (?:just |finally )?got (?P<v>married|engaged|divorced)\b",
+        "relationship_status",
+        "identity",
+        "Is {v}",
+        "I got married in June.",
         "married",
     ),
     Pattern(
@@ -643,7 +750,7 @@ ZH: tuple[Pattern, ...] = (
     Pattern(
         "zh_moved",
         "zh",
-        r"我(?:已经|刚|最近)?搬(?:家)?(?:到|去)了?" + ZV,
+        rf"我(?:{_ZH_TIME})?(?:已经|刚|最近)?搬(?:家)?(?:到|去)了?" + ZV,
         "home_location",
         "location",
         "用户住在{v}",
@@ -701,7 +808,7 @@ ZH: tuple[Pattern, ...] = (
     Pattern(
         "zh_work_at",
         "zh",
-        r"我(?:现在)?在(?P<v>[^\s，。！？,.!?]{1,20}?)(?:工作|上班)",
+        rf"我(?:{_ZH_TIME})?(?:现在|开始|已经开始)?在(?P<v>[^\s，。！？,.!?]{{1,20}}?)(?:工作|上班)",
         "employer",
         "identity",
         "用户在{v}工作",
@@ -978,11 +1085,11 @@ ZH: tuple[Pattern, ...] = (
     Pattern(
         "zh_temp_location",
         "zh",
-        r"我(?P<t>这周|这几天|今天|本周|这个月|下周|最近)(?:在|去)(?P<v>[^\s，。！？,.!?]{1,12}?)"
-        r"(?=出差|旅游|玩|度假|开会|[\s，。！？,.!?]|$)",
+        rf"我(?P<t>{_ZH_TIME}|最近)(?:要|会|将|准备)?(?:在|去|到)"
+        r"(?P<v>[^\s，。！？,.!?]{1,12}?)(?=出差|旅游|玩|度假|开会|[\s，。！？,.!?]|$)",
         "current_location",
         "location",
-        "用户{t}在{v}",
+        "用户在{v}",
         "我这周在东京出差。",
         "东京",
         3,
@@ -992,7 +1099,7 @@ ZH: tuple[Pattern, ...] = (
     Pattern(
         "zh_marital",
         "zh",
-        r"我(?P<v>结婚了|已婚|单身|离婚了|订婚了)",
+        rf"我(?:{_ZH_TIME})?(?P<v>结婚了|已婚|单身|离婚了|订婚了)",
         "relationship_status",
         "identity",
         "用户{v}",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -35,6 +36,8 @@ COLS = (
     MEM.importance,
     MEM.confidence,
     MEM.updated_at,
+    MEM.valid_from,
+    MEM.valid_until,
 )
 CONSTRAINT_TYPES = ("constraint", "边界")
 MAX_LINE_CHARS = 500  # seed 000's memory cap
@@ -78,7 +81,23 @@ def render_line(row, *, agent: bool) -> str:
         mtype = row.memory_type or "重要事实"
         return f"- [{mtype} / 重要度 {int(row.importance)}] {text}"
     tag = "[CURRENT]" if row.status == pol.ACTIVE else "[CONTEXT-DEPENDENT]"
-    return f"{tag} {text}"
+    return f"{tag} {text}{_period(row)}"
+
+
+def _period(row) -> str:
+    """The dates a time-bound memory holds for ("Is in Tokyo (2024-03-18 to 2024-03-24)"): the
+    text says "next week" no more, and the model cannot know when "this week" was said."""
+    if row.status != pol.QUERY_DEPENDENT or row.valid_until is None:
+        return ""
+    last = _day(row.valid_until - 1)  # valid_until is exclusive
+    first = _day(row.valid_from) if row.valid_from is not None else None
+    if first is None:
+        return f" (until {last})"
+    return f" ({first})" if first == last else f" ({first} to {last})"
+
+
+def _day(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
 
 
 def rank(rows, relevance: dict[str, float], query: str, now: int, *, agent: bool) -> list[Ranked]:
