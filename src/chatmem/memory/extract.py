@@ -204,7 +204,7 @@ def _when(h: Hit, at: int) -> when.Span | None:
     clause ("Last month I moved to Munich", "I moved to Munich last month", 我上个月搬到…)."""
     if h.groups.get("t"):
         return when.resolve(h.groups["t"], at)
-    pre = rules._SEP.split(h.sentence[: h.start])[-1]
+    pre = rules.SEP.split(h.sentence[: h.start])[-1]
     post = h.sentence[h.value_end :]
     cut = _CLAUSE_END.search(post)
     region = f"{pre} {h.sentence[h.start : h.value_start]} {post[: cut.start()] if cut else post}"
