@@ -247,7 +247,7 @@ async def test_created_at_is_kept_and_counters_stay_consistent(db_url):
 
 
 @pytest.mark.parametrize(
-    "extra,status",
+    ("extra", "status"),
     [
         ({"created_at": -1}, 422),
         ({"created_at": 2**63}, 422),

@@ -22,7 +22,7 @@ def day(v: int) -> str:
 
 
 @pytest.mark.parametrize(
-    "at,phrase,start,end",
+    ("at", "phrase", "start", "end"),
     [
         ("2024-01-10T08:00", "last month", "2023-12-01", "2024-01-01"),
         ("2024-12-31T23:00", "next month", "2025-01-01", "2025-02-01"),

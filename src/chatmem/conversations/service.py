@@ -14,8 +14,8 @@ from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..embeddings import schedule_embedding
-from ..i18n import default_title, pick_language
 from ..errors import BadRequest, Conflict, NotFound, TooLarge, Unprocessable
+from ..i18n import default_title, pick_language
 from . import dag, followups, store
 from .wire import (
     ConversationIn,

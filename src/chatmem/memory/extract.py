@@ -275,11 +275,8 @@ def rule_candidates(
         if cmd[0] == "forget":
             return []  # handled (and only handled) by the chat hook
         text = cmd[1]
-    out = []
-    for s in sentences(text):
-        for h in _hits(s):
-            out.append(_candidate(h, msg, agent=agent, now=now, origin=origin))
-    return _dedupe(out)
+    hits = [h for s in sentences(text) for h in _hits(s)]
+    return _dedupe([_candidate(h, msg, agent=agent, now=now, origin=origin) for h in hits])
 
 
 class RuleExtractor:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from ..conversations import blocks as blk
 from ..conversations import store as cstore
