@@ -43,6 +43,8 @@ FEATURES = [
     "chatmem.sharing.routes",
     "chatmem.feedback.routes",
     "chatmem.search.routes",
+    "chatmem.openai_compat.routes",
+    "chatmem.mcp_server.routes",
     "chatmem.embeddings.routes",
     "chatmem.web.routes",
 ]

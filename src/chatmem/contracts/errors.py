@@ -41,6 +41,7 @@ MEANING = {
     415: "Unsupported media type (e.g. a screenshot that is neither PNG nor JPEG)",
     422: "Validation failed: the body or a parameter does not match the schema",
     429: "Too many requests: the concurrent-generation cap or a rate limit",
+    502: "The model failed (the turn is stored as failed; retry regenerates it)",
 }
 
 #: Statuses any authenticated native route can answer.

@@ -522,3 +522,20 @@ embeddings = Table(
     # the search scope in newest-first order: one conversation's newest N is an index range
     Index("idx_embeddings_user_scope", "user_id", "owner_kind", "model", "conversation_id", "id"),
 )
+
+# + the OpenAI-compatible door (openai_compat/, migration 0007): which conversation a stateless
+#   client's resent history continues. Each user message stored through /v1 records the hash of
+#   the request messages up to and including it; a later request whose history (minus its new
+#   turn) hashes to it continues that conversation instead of duplicating it.
+v1_prefixes = Table(
+    "v1_prefixes",
+    metadata,
+    _fk("user_id", "users.id", "CASCADE"),
+    Column("prefix_hash", Text, nullable=False),  # sha256 of the canonical message list
+    _fk("conversation_id", "conversations.id", "CASCADE"),
+    _fk("message_id", "messages.id", "CASCADE"),  # the user message that ends the prefix
+    _ms("created_at"),
+    PrimaryKeyConstraint("user_id", "prefix_hash"),
+    Index("idx_v1_prefixes_message", "message_id"),
+    Index("idx_v1_prefixes_conversation", "conversation_id"),
+)

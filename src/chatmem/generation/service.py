@@ -40,7 +40,7 @@ from . import leases
 from .finalize import end_orphan, message_public
 from .sse import TERMINAL
 from .state import get_state
-from .turns import TurnRunner, TurnSpec
+from .turns import TurnRequest, TurnRunner, TurnSpec
 
 M = t.messages.c
 
@@ -144,9 +144,11 @@ def _launch(
     run_hook: bool,
     start_event: dict,
     now: int,
+    request: TurnRequest | None = None,
 ) -> None:
     g = get_state(rt)
     spec = TurnSpec(
+        request=request,
         principal=p,
         conv_id=conv_id,
         user_message_id=user_mid,
@@ -170,6 +172,7 @@ async def start_turn(
     model: str | None = None,
     metadata: dict | None = None,
     branch: bool = False,
+    request: TurnRequest | None = None,
 ) -> TurnIds:
     """``branch`` (edit-and-resend) takes ``parent_id`` literally: with no parent the new user
     message is a new root beside the first one instead of following the active leaf."""
@@ -212,7 +215,7 @@ async def start_turn(
             c, conv, parent_id=parent, role="user", blocks=blocks, user_id=p.id, now=now, **extra
         )
         _, start = await _placeholder(c, conv, urow.id, p, info, mid, urow.id, now)
-    _launch(rt, p, conv_id, urow.id, mid, info, token, first_turn, True, start, now)
+    _launch(rt, p, conv_id, urow.id, mid, info, token, first_turn, True, start, now, request)
     return TurnIds(conv_id, urow.id, mid)
 
 

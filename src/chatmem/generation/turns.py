@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import select, update
 
@@ -25,11 +25,21 @@ from ..db import schema as t
 from ..db.clock import now_ms
 from ..jobs.queue import enqueue
 from ..providers import errors as perr
-from ..providers.base import Finish, ModelInfo, ProviderError, TextDelta, ThinkingDelta, Usage
+from ..providers.base import (
+    ChatMessage,
+    Finish,
+    ModelInfo,
+    ProviderError,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    Usage,
+)
 from ..unicode import scrub
 from . import leases, pricing
 from .events import LiveLog, insert_events
 from .finalize import end_message
+from .stops import StopScanner
 
 log = logging.getLogger("chatmem.generation")
 
@@ -43,6 +53,17 @@ TURN_ERRORS = {
 M = t.messages.c
 
 
+@dataclass(frozen=True)
+class TurnRequest:
+    """What an OpenAI-compatible call adds to a turn: the client's system prompt (placed before
+    chatmem's own), stop sequences, and parameters for providers that accept options."""
+
+    system: str = ""
+    stop: tuple[str, ...] = ()
+    options: dict = field(default_factory=dict)
+    max_tokens: int | None = None  # at most the model's max_output
+
+
 @dataclass
 class TurnSpec:
     principal: Principal
@@ -54,6 +75,17 @@ class TurnSpec:
     first_turn: bool
     run_hook: bool
     started_ms: int
+    request: TurnRequest | None = None
+
+
+def _with_client_system(messages: list[ChatMessage], req: TurnRequest | None) -> list:
+    """The client's system prompt first, then chatmem's (persona, memories, summary, recall)."""
+    if req is None or not req.system:
+        return messages
+    if messages and messages[0].role == "system":
+        merged = f"{req.system}\n\n{messages[0].content}" if messages[0].content else req.system
+        return [ChatMessage("system", merged), *messages[1:]]
+    return [ChatMessage("system", req.system), *messages]
 
 
 class TurnRunner:
@@ -66,6 +98,7 @@ class TurnRunner:
         self.text: list[str] = []
         self.thinking: list[str] = []
         self.usage: Usage | None = None
+        self.tool_calls: list[dict] = []
         self.finish = "end_turn"
         self.report: dict = {}
         self.context_tokens = 0
@@ -85,8 +118,9 @@ class TurnRunner:
         out = []
         if self.thinking:
             out.append({"kind": "thinking", "text": "".join(self.thinking)})
-        if self.text or not out:
+        if self.text or not (out or self.tool_calls):
             out.append({"kind": "text", "text": "".join(self.text)})
+        out.extend(self.tool_calls)
         return out
 
     # ── the turn ───────────────────────────────────────────────────────────────────────────────
@@ -177,7 +211,7 @@ class TurnRunner:
         self.context_tokens = int(self.report.get("total_tokens") or 0) or sum(
             pricing.estimate_tokens(m.content) for m in ctx.messages
         )
-        return ctx.messages
+        return _with_client_system(ctx.messages, spec.request)
 
     async def _compact_first(self):
         """Inline compaction, before any connection is held for the context read; a ``compaction``
@@ -204,16 +238,26 @@ class TurnRunner:
 
     async def _consume(self, messages) -> None:
         provider = self.state.registry.provider(self.spec.model.provider)
-        max_tokens = self.spec.model.max_output
-        agen = provider.stream(self.spec.model, messages, max_tokens=max_tokens)
+        req = self.spec.request or TurnRequest()
+        max_tokens = min(self.spec.model.max_output, req.max_tokens or self.spec.model.max_output)
+        kw = {}
+        if getattr(provider, "accepts_options", False) and (req.options or req.stop):
+            kw["options"] = {**req.options, **({"stop": list(req.stop)} if req.stop else {})}
+        stops = StopScanner(req.stop)
+        agen = provider.stream(self.spec.model, messages, max_tokens=max_tokens, **kw)
         try:
             async for e in agen:
                 # a model's text is made storable (an upstream may send "\ud800" in its JSON)
                 if isinstance(e, TextDelta):
-                    if e.text:
-                        text = scrub(e.text)
-                        self.text.append(text)
-                        self.live.add("text_delta", {"text": text})
+                    self._text(stops.feed(scrub(e.text)))
+                    if stops.stopped:
+                        self.finish = "stop_sequence"
+                        break
+                elif isinstance(e, ToolCall):
+                    call = {"kind": "tool_call", "id": scrub(e.id), "name": scrub(e.name)}
+                    call["arguments"] = scrub(e.arguments)
+                    self.tool_calls.append(call)
+                    self.live.add("tool_call", {k: v for k, v in call.items() if k != "kind"})
                 elif isinstance(e, ThinkingDelta):
                     if e.text:
                         text = scrub(e.text)
@@ -223,8 +267,14 @@ class TurnRunner:
                     self.usage = e
                 elif isinstance(e, Finish):
                     self.finish = e.stop_reason
+            self._text(stops.flush())
         finally:
             await agen.aclose()
+
+    def _text(self, text: str) -> None:
+        if text:
+            self.text.append(text)
+            self.live.add("text_delta", {"text": text})
 
     # ── durability ─────────────────────────────────────────────────────────────────────────────
     async def _flusher(self) -> None:

@@ -64,11 +64,20 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """A complete function call the model asked for (``arguments`` is its JSON text)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
 class Finish:
     stop_reason: str = "end_turn"
 
 
-ProviderEvent = Union[TextDelta, ThinkingDelta, Usage, Finish]
+ProviderEvent = Union[TextDelta, ThinkingDelta, Usage, ToolCall, Finish]
 
 
 class ProviderError(Exception):
@@ -81,13 +90,20 @@ class ProviderError(Exception):
 
 
 class Provider(Protocol):
+    """``stream`` yields deltas, at most one Usage (may come last) and a final Finish.
+
+    A provider that sets ``accepts_options = True`` is also called with ``options=``: request
+    parameters of an OpenAI-compatible call to pass upstream where it can (``stop``, ``tools``,
+    ``tool_choice``, ``parallel_tool_calls``, ``temperature``, ``top_p``, ``seed``,
+    ``presence_penalty``, ``frequency_penalty``, ``response_format``) and ``tool_messages``
+    (the OpenAI-format messages of a tool round-trip that follow the assembled context). Others
+    are never passed options (``stop`` is applied by the turn for every provider)."""
+
     name: str
 
     def stream(
         self, model: ModelInfo, messages: list[ChatMessage], *, max_tokens: int
-    ) -> AsyncIterator[ProviderEvent]:
-        """Yield deltas, at most one Usage (may come last) and a final Finish."""
-        ...
+    ) -> AsyncIterator[ProviderEvent]: ...
 
 
 async def complete(

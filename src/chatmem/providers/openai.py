@@ -25,7 +25,22 @@ from .base import (
     ProviderEvent,
     TextDelta,
     ThinkingDelta,
+    ToolCall,
     Usage,
+)
+
+#: Request parameters of an OpenAI-compatible call passed through upstream as they are.
+PASSTHROUGH = (
+    "stop",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "temperature",
+    "top_p",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "response_format",
 )
 
 STOP_REASONS = {
@@ -76,8 +91,17 @@ def _reasoning(delta) -> str:
     return ""
 
 
+def _tool_calls(parts: dict[int, dict]) -> list[ToolCall]:
+    """Complete calls from the streamed fragments (id and name come first, arguments in pieces)."""
+    return [
+        ToolCall(p.get("id") or f"call_{i}", p.get("name") or "", "".join(p["arguments"]))
+        for i, p in sorted(parts.items())
+    ]
+
+
 class OpenAIProvider:
     name = "openai"
+    accepts_options = True
 
     def __init__(self, settings=None, *, http_client: httpx.AsyncClient | None = None) -> None:
         self.api_key = getattr(settings, "openai_api_key", "") or ""
@@ -99,20 +123,29 @@ class OpenAIProvider:
         return self._clients[key]
 
     async def stream(
-        self, model: ModelInfo, messages: list[ChatMessage], *, max_tokens: int
+        self,
+        model: ModelInfo,
+        messages: list[ChatMessage],
+        *,
+        max_tokens: int,
+        options: dict | None = None,
     ) -> AsyncIterator[ProviderEvent]:
         client = self._client(model)
+        options = options or {}
+        wire = [{"role": m.role, "content": m.content} for m in messages]
         params = dict(
             model=model.upstream_name,
             stream=True,
-            messages=[{"role": m.role, "content": m.content} for m in messages],
+            messages=[*wire, *options.get("tool_messages", ())],
             stream_options={"include_usage": True},
+            **{k: options[k] for k in PASSTHROUGH if options.get(k) is not None},
         )
         token_param = model.options.get("max_tokens_param", "max_tokens")
         if max_tokens:
             params[token_param] = max_tokens
         finish = None  # a stream that ends without any finish_reason was cut short
         started = False
+        calls: dict[int, dict] = {}
         try:
             stream = await client.chat.completions.create(**params)
             async for chunk in stream:
@@ -125,6 +158,15 @@ class OpenAIProvider:
                             yield ThinkingDelta(thinking)
                         if delta.content:
                             yield TextDelta(delta.content)
+                        for tc in delta.tool_calls or ():
+                            part = calls.setdefault(tc.index, {"arguments": []})
+                            if tc.id:
+                                part["id"] = tc.id
+                            if tc.function is not None:
+                                if tc.function.name:
+                                    part["name"] = tc.function.name
+                                if tc.function.arguments:
+                                    part["arguments"].append(tc.function.arguments)
                     if choice.finish_reason:
                         finish = STOP_REASONS.get(choice.finish_reason, choice.finish_reason)
                 if chunk.usage is not None:
@@ -142,6 +184,8 @@ class OpenAIProvider:
             raise provider_error(e, started=started) from e
         if finish is None:
             raise ProviderError(perr.message("openai", "upstream_truncated"), "upstream_truncated")
+        for call in _tool_calls(calls):
+            yield call
         yield Finish(finish)
 
     async def aclose(self) -> None:

@@ -1,0 +1,69 @@
+"""Pure parts of the OpenAI-compatible door: splitting a request, prefix hashes, stop sequences."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chatmem.generation.stops import StopScanner
+from chatmem.openai_compat import transcript as tr
+
+
+def test_split_takes_the_input_after_the_last_assistant_message():
+    msgs = [
+        {"role": "system", "content": "Be kind."},
+        {"role": "user", "content": [{"type": "text", "text": "Hi "}, {"type": "image_url"}]},
+        {"role": "assistant", "content": "Hello"},
+        {"role": "developer", "content": "Be brief."},
+        {"role": "user", "content": "Weather?"},
+    ]
+    sp = tr.split(msgs)
+    assert sp.system == "Be kind.\n\nBe brief."
+    assert sp.prefix_end == 2 and sp.new_text == "Weather?"
+    assert [m["role"] for m in sp.history] == ["user", "assistant"]
+    tool = [
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "f"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "42"},
+    ]
+    assert tr.split(tool).new_text == "[tool result c1]\n42"
+    assert tr.split([{"role": "assistant", "content": "x"}]).new_text == ""
+
+
+def test_prefix_hash_ignores_how_content_is_spelled_not_what_it_says():
+    a = [{"role": "user", "content": "hi"}]
+    b = [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    assert tr.prefix_hash(a) == tr.prefix_hash(b)
+    assert tr.prefix_hash(a) != tr.prefix_hash([{"role": "user", "content": "hi!"}])
+    assert tr.prefix_hash([{"role": "developer", "content": "s"}]) == tr.prefix_hash(
+        [{"role": "system", "content": "s"}]
+    )
+
+
+def test_finish_and_usage():
+    assert tr.finish_reason("max_tokens") == "length"
+    assert tr.finish_reason("end_turn", has_tool_calls=True) == "tool_calls"
+    u = tr.usage_of({"input_tokens": 5, "cache_read_tokens": 3, "output_tokens": 2})
+    assert u["prompt_tokens"] == 8 and u["total_tokens"] == 10
+    assert u["prompt_tokens_details"] == {"cached_tokens": 3}
+
+
+def _run(stops, pieces):
+    s = StopScanner(stops)
+    out = "".join(s.feed(p) for p in pieces) + s.flush()
+    return out, s.stopped
+
+
+def test_stop_sequence_across_deltas():
+    assert _run(["END"], ["abc E", "N", "D more"]) == ("abc ", True)
+    assert _run(["END"], ["abc EN", "d"]) == ("abc ENd", False)
+    assert _run([], ["a", "b"]) == ("ab", False)
+
+
+@given(st.text(max_size=60), st.lists(st.integers(0, 60), max_size=6), st.sampled_from(["zz", "q"]))
+def test_stop_scanner_equals_cutting_the_whole_text(text, cuts, stop):
+    points = sorted({min(c, len(text)) for c in cuts})
+    pieces = [text[i:j] for i, j in zip([0, *points], [*points, len(text)])]
+    out, stopped = _run([stop], pieces)
+    i = text.find(stop)
+    assert out == (text[:i] if i >= 0 else text) and stopped == (i >= 0)
