@@ -63,7 +63,7 @@ def test_stop_sequence_across_deltas():
 @given(st.text(max_size=60), st.lists(st.integers(0, 60), max_size=6), st.sampled_from(["zz", "q"]))
 def test_stop_scanner_equals_cutting_the_whole_text(text, cuts, stop):
     points = sorted({min(c, len(text)) for c in cuts})
-    pieces = [text[i:j] for i, j in zip([0, *points], [*points, len(text)])]
+    pieces = [text[i:j] for i, j in zip([0, *points], [*points, len(text)], strict=True)]
     out, stopped = _run([stop], pieces)
     i = text.find(stop)
     assert out == (text[:i] if i >= 0 else text) and stopped == (i >= 0)
