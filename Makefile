@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: serve test install install-test migrate bench clean chromium
+.PHONY: serve test install install-test migrate bench clean chromium node-test-deps
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -34,7 +34,15 @@ chromium:
 	@test -x /usr/bin/chromium || ! command -v apt-get >/dev/null || [ "$$(id -u)" != 0 ] || \
 	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 
-test: $(TEST_STAMP) chromium
+# The Node project of the AI SDK test (tests/node): installed from its lockfile.
+NODE_STAMP := tests/node/node_modules/.installed
+$(NODE_STAMP): tests/node/package-lock.json
+	cd tests/node && npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
+node-test-deps: $(NODE_STAMP)
+
+test: $(TEST_STAMP) chromium $(NODE_STAMP)
 	@if [ -z "$$CHATMEM_TEST_POSTGRES_URL" ] && pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then \
 	  export CHATMEM_TEST_POSTGRES_URL=postgresql://postgres@127.0.0.1:5432/postgres; fi; \
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -132,3 +132,21 @@ async def test_tools_round_trip_through_the_sdk(db_url):
             assert items[1]["blocks"][-1]["kind"] == "tool_call"
             assert '{"sky": "sunny"}' in items[2]["text"]
             await sdk.close()
+
+
+async def test_a_refused_turn_leaves_nothing_behind(db_url):
+    """A request refused after its conversation was made (here: the concurrency cap, 429) deletes
+    that conversation again; the resent history then still matches nothing twice."""
+    application = create_app(make_settings(db_url, max_concurrent_turns=0))
+    async with application.router.lifespan_context(application), client_for(application) as c:
+        body = {
+            "model": "demo",
+            "messages": [
+                {"role": "user", "content": "from elsewhere"},
+                {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": "now"},
+            ],
+        }
+        r = await c.post("/v1/chat/completions", json=body)
+        assert r.status_code == 429, r.text
+        assert (await c.get("/api/conversations")).json()["items"] == []

@@ -47,20 +47,28 @@ def _finish_streams(doc: dict) -> None:
                     content.pop("application/json", None)
 
 
-def _declare_body_limit(doc: dict) -> None:
-    """The edge's request-body limit (edge/bodylimit.py) answers 413 before any route: every
-    operation that takes a body can answer it."""
-    error = {"$ref": REF.format(model="ErrorResponse")}
-    for ops in doc.get("paths", {}).values():
+def _declare_everywhere(doc: dict) -> None:
+    """Statuses the app answers for any route: the edge's request-body limit (413, before any
+    route, so every operation that takes a body) and a briefly unavailable database (503 with
+    Retry-After, db/faults.py)."""
+    native = {"$ref": REF.format(model="ErrorResponse")}
+    envelope = {"$ref": REF.format(model="Failure")}
+
+    def entry(path: str, description: str) -> dict:
+        schema = envelope if path.startswith("/rpc") else native
+        return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+    for path, ops in doc.get("paths", {}).items():
         for op in ops.values():
-            if isinstance(op, dict) and "requestBody" in op:
+            if not isinstance(op, dict):
+                continue
+            if "requestBody" in op:
                 op["responses"].setdefault(
-                    "413",
-                    {
-                        "description": "The request body exceeds the server's limit",
-                        "content": {"application/json": {"schema": error}},
-                    },
+                    "413", entry(path, "The request body exceeds the server's limit")
                 )
+            busy = entry(path, "The database is briefly unavailable; retry (Retry-After)")
+            busy["headers"] = {"Retry-After": {"schema": {"type": "string"}}}
+            op["responses"].setdefault("503", busy)
 
 
 def install(app: FastAPI) -> None:
@@ -76,7 +84,7 @@ def install(app: FastAPI) -> None:
             )
             _add_models(doc, _REFERENCED.values())
             _finish_streams(doc)
-            _declare_body_limit(doc)
+            _declare_everywhere(doc)
             app.openapi_schema = doc
         return app.openapi_schema
 

@@ -74,7 +74,11 @@ def build(rt) -> MCPServer:
         name="chatmem",
         instructions=INSTRUCTIONS,
         token_verifier=ApiKeyVerifier(rt),
-        auth=AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp"),
+        auth=AuthSettings(
+            issuer_url=base,
+            resource_server_url=f"{base}/mcp",
+            validate_token_resource=False,  # the verifier checks our own keys (no audience)
+        ),
     )
 
     async def principal() -> Principal:

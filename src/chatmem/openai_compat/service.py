@@ -24,9 +24,10 @@ from dataclasses import dataclass
 
 from ..auth.models import Principal
 from ..conversations import followups
+from ..conversations import service as conversations
 from ..conversations import store as conv_store
 from ..conversations.service import check_size
-from ..errors import Unprocessable
+from ..errors import ApiError, Unprocessable
 from ..generation import service as generation
 from ..generation.state import get_state
 from ..generation.turns import TurnRequest
@@ -90,21 +91,21 @@ async def _import(c, p: Principal, conv, messages: list[dict], upto: int) -> str
 
 
 async def _target(rt, p: Principal, body: ChatCompletionRequest, messages, sp, explicit):
-    """(conversation id, parent message id or None for the active leaf)."""
+    """(conversation id, parent message id or None for the active leaf, whether it is new)."""
     async with rt.db.write() as c:
         if explicit:
             conv = await conv_store.get_conversation(c, p.id, explicit)
-            return conv.id, None
+            return conv.id, None, False
         if sp.prefix_end >= 0:
             hit = await store.find(c, p.id, transcript.prefix_hash(messages[: sp.prefix_end]))
             if hit is not None:
                 reply = transcript.text_of(messages[sp.prefix_end].get("content"))
                 parent = await store.answer_under(c, hit.conversation_id, hit.message_id, reply)
-                return hit.conversation_id, parent or hit.message_id
+                return hit.conversation_id, parent or hit.message_id, False
         cid = await conv_store.insert_conversation(c, p.id, model_id=body.model)
         conv = await conv_store.get_conversation(c, p.id, cid)
         parent = await _import(c, p, conv, messages, sp.prefix_end + 1)
-        return cid, parent
+        return cid, parent, True
 
 
 async def start(rt, p: Principal, body: ChatCompletionRequest, header: str | None) -> V1Turn:
@@ -119,7 +120,7 @@ async def start(rt, p: Principal, body: ChatCompletionRequest, header: str | Non
     check_size(blocks, rt.settings.max_message_bytes)
     info = get_state(rt).registry.resolve(body.model)  # an unknown model: 422 before any write
     explicit = (header or "").strip() or (body.metadata or {}).get(METADATA_KEY)
-    cid, parent = await _target(rt, p, body, messages, sp, explicit)
+    cid, parent, created = await _target(rt, p, body, messages, sp, explicit)
     max_tokens = body.max_completion_tokens or body.max_tokens
     request = TurnRequest(
         system=sp.system,
@@ -127,16 +128,21 @@ async def start(rt, p: Principal, body: ChatCompletionRequest, header: str | Non
         options=body.passthrough(),
         max_tokens=max_tokens,
     )
-    ids = await generation.start_turn(
-        rt,
-        p,
-        cid,
-        blocks,
-        parent_id=parent,
-        model=body.model,
-        metadata={"source": "v1"},
-        request=request,
-    )
+    try:
+        ids = await generation.start_turn(
+            rt,
+            p,
+            cid,
+            blocks,
+            parent_id=parent,
+            model=body.model,
+            metadata={"source": "v1"},
+            request=request,
+        )
+    except ApiError:
+        if created:  # e.g. 429: a refused request leaves nothing behind
+            await conversations.delete_conversation(rt.db, p, cid)
+        raise
     async with rt.db.write() as c:
         await store.record(c, p.id, transcript.prefix_hash(messages), cid, ids.user_message_id)
     return V1Turn(cid, ids.user_message_id, ids.assistant_message_id, info.id)

@@ -3,7 +3,8 @@ conversation (table ``v1_prefixes``)."""
 
 from __future__ import annotations
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
@@ -24,16 +25,13 @@ async def find(c: AsyncConnection, user_id: str, prefix_hash: str):
 async def record(
     c: AsyncConnection, user_id: str, prefix_hash: str, conversation_id: str, message_id: str
 ) -> None:
-    """Remember that this prefix ends at ``message_id`` (the newest such message wins)."""
-    await c.execute(delete(t.v1_prefixes).where(V.user_id == user_id, V.prefix_hash == prefix_hash))
+    """Remember that this prefix ends at ``message_id`` (the newest such message wins; an
+    upsert, so two requests racing with the same history never collide)."""
+    dialect = postgresql if c.dialect.name == "postgresql" else sqlite
+    values = dict(conversation_id=conversation_id, message_id=message_id, created_at=now_ms())
+    stmt = dialect.insert(t.v1_prefixes).values(user_id=user_id, prefix_hash=prefix_hash, **values)
     await c.execute(
-        insert(t.v1_prefixes).values(
-            user_id=user_id,
-            prefix_hash=prefix_hash,
-            conversation_id=conversation_id,
-            message_id=message_id,
-            created_at=now_ms(),
-        )
+        stmt.on_conflict_do_update(index_elements=["user_id", "prefix_hash"], set_=values)
     )
 
 
