@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from sqlalchemy import func, select
 
 from chatmem.db import schema as t
 from chatmem.embeddings import embed_query, vector_search
+from chatmem.embeddings import jobs as ejobs
 from chatmem.jobs.worker import Worker
 
 E = t.embeddings.c
@@ -27,10 +30,10 @@ async def say(u, cid: str, text: str, role: str = "user") -> str:
 
 
 async def drain(rt, limit: int = 500) -> list[dict]:
-    """Run due jobs until none is left (retries with a tiny backoff are waited for)."""
-    import asyncio
-
-    w = Worker(rt)
+    """Run the embedding jobs until none is left (retries with a tiny backoff are waited for);
+    other jobs (memory, compaction, follow-ups) are left alone."""
+    kinds = [ejobs.KIND_CONVERSATION, ejobs.KIND_MEMORIES]
+    w = Worker(rt, kinds=kinds)
     out, idle = [], 0
     while len(out) < limit and idle < 40:
         job = await w.run_once()
@@ -40,7 +43,7 @@ async def drain(rt, limit: int = 500) -> list[dict]:
                     await c.execute(
                         select(func.count())
                         .select_from(t.jobs)
-                        .where(t.jobs.c.status.in_(("queued", "running")))
+                        .where(t.jobs.c.status.in_(("queued", "running")), t.jobs.c.kind.in_(kinds))
                     )
                 ).scalar()
             if not queued:

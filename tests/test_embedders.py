@@ -5,6 +5,7 @@ all-MiniLM-L6-v2 model (paraphrases with no shared word are found)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 
@@ -273,3 +274,25 @@ def test_local_embedder_refuses_a_missing_model_clearly():
     with pytest.raises(EmbedderError) as err:
         e._encode(["x"])
     assert err.value.permanent and "cannot load" in str(err.value)
+
+
+async def test_local_embedder_leaves_the_event_loop_free():
+    """Loading and encoding run in threads: a ticker on the loop keeps running meanwhile."""
+    e = LocalEmbedder(Settings(embedder="local"))
+    ticks = 0
+    done = asyncio.Event()
+
+    async def ticker():
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            await asyncio.sleep(0.001)
+
+    task = asyncio.create_task(ticker())
+    try:
+        got = await e.embed([f"sentence number {i} about the weather" for i in range(64)])
+    finally:
+        done.set()
+        await task
+    assert len(got) == 64 and len(got[0]) == 384
+    assert ticks > 3  # a blocking encode would have let it run at most once

@@ -383,3 +383,21 @@ async def test_no_embedder_means_no_jobs_and_no_vectors(db_url):
             assert await schedule_embedding(c, conv_id or "conv_x") is None
         assert await embed_query(rt, "anything") is None
         assert await job_rows(rt.db, ejobs.KIND_CONVERSATION) == []
+
+
+async def test_admin_status(app, new_user):
+    rt = rt_of(app)
+    admin, user = await new_user(admin=True), await new_user()
+    await say(user, await new_conv(user), "count me")
+    await drain(rt)
+    assert (await user.client.get("/api/admin/embeddings")).status_code == 403
+    r = await admin.client.get("/api/admin/embeddings")
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["enabled"] and body["embedder"] == "hashing"
+    assert body["model_key"] == "hashing:bow-256"
+    assert {"hashing", "local", "openai"} <= set(body["installed_embedders"])
+    assert {"model": "hashing:bow-256", "owner_kind": "message", "dimensions": 256, "n": 1} in (
+        body["vectors"]
+    )
+    assert body["backends"] and all(isinstance(v, bool) for v in body["backends"].values())

@@ -195,12 +195,10 @@ async def candidates(
 ) -> list[tuple[str, bytes]]:
     """(owner id, vector) of the newest ``limit`` vectors in scope — never another user's."""
     owner = E.message_id if owner_kind == "message" else E.memory_id
-    conds = [
-        E.user_id == user_id,
-        E.owner_kind == owner_kind,
-        E.model == model,
-        E.dimensions == dims,
-    ]
+    # Only indexed columns in the WHERE (idx_embeddings_user_scope covers the id selection); a
+    # vector of another size under the same model key (a server that changed behind its name) is
+    # dropped below, after the read.
+    conds = [E.user_id == user_id, E.owner_kind == owner_kind, E.model == model]
     scope = sorted(set(conversation_ids)) if conversation_ids is not None else None
     if scope is not None and not scope:
         return []
@@ -216,7 +214,8 @@ async def candidates(
             conds.append(E.conversation_id.in_(scope))
         newest = select(E.id).where(and_(*conds)).order_by(E.id.desc()).limit(limit)
         q = select(owner, E.vector).where(E.id.in_(newest.scalar_subquery()))
-    return [(r[0], bytes(r[1])) for r in (await c.execute(q)).all()]
+    size = 4 * dims
+    return [(r[0], bytes(r[1])) for r in (await c.execute(q)).all() if len(r[1]) == size]
 
 
 async def counts(c: AsyncConnection) -> list[dict]:
