@@ -42,23 +42,12 @@ def documented(model=None) -> dict:
     return {"responses": responses}
 
 
-@router.post(
-    "/chat/inbox",
-    responses={
-        **FAILURES,
-        200: {
-            "description": "the reply as it is generated, plain UTF-8 text (AI SDK text stream)",
-            "content": {"text/plain": {"schema": {"type": "string"}}},
-        },
-    },
-)
-async def inbox_chat(
-    body: InboxChatRequest,
-    request: Request,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
-):
-    turn = await chat.start(rt, p, body)
+def text_stream(description: str) -> dict:
+    """OpenAPI: a 200 answered as a plain UTF-8 text stream (the AI SDK's text protocol)."""
+    return {"description": description, "content": {"text/plain": {"schema": {"type": "string"}}}}
+
+
+def text_reply(turn: chat.ChatTurn, request: Request) -> StreamingResponse:
     return StreamingResponse(
         chat.reply_text(turn),
         media_type="text/plain; charset=utf-8",
@@ -66,14 +55,24 @@ async def inbox_chat(
     )
 
 
+@router.post(
+    "/chat/inbox",
+    responses={**FAILURES, 200: text_stream("the reply as it is generated, plain UTF-8 text")},
+)
+async def inbox_chat(
+    body: InboxChatRequest,
+    request: Request,
+    p: Principal = Depends(current_user),
+    rt: Runtime = Depends(get_runtime),
+):
+    return text_reply(await chat.start(rt, p, body), request)
+
+
 @router.get(
     "/chat/inbox/{chatId}/stream",
     responses={
         **FAILURES,
-        200: {
-            "description": "the running reply from its first character, plain UTF-8 text",
-            "content": {"text/plain": {"schema": {"type": "string"}}},
-        },
+        200: text_stream("the running reply from its first character, plain UTF-8 text"),
         204: {"description": "no reply is being generated in this chat"},
     },
 )
@@ -88,11 +87,7 @@ async def inbox_resume(
     turn = await chat.resume(rt, p, chatId)
     if turn is None:
         return Response(status_code=204, headers={"x-request-id": envelope.request_id(request)})
-    return StreamingResponse(
-        chat.reply_text(turn),
-        media_type="text/plain; charset=utf-8",
-        headers={**STREAM_HEADERS, **turn.headers, "x-request-id": envelope.request_id(request)},
-    )
+    return text_reply(turn, request)
 
 
 @router.get("/chat/inbox/{agentId}/conversation", **documented(AgentConversationResponse))
