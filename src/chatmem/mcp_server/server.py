@@ -17,7 +17,7 @@ because a browser cannot attach the key to a forged request.
 
 from __future__ import annotations
 
-from contextlib import AsyncExitStack
+import asyncio
 from typing import Any, Literal
 
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -161,20 +161,35 @@ def build(rt) -> MCPServer:
 
 
 class McpService:
-    """A Runtime service running the SDK's session manager for the app's lifetime."""
+    """A Runtime service running the SDK's session manager for the app's lifetime.
+
+    The manager is an anyio task group, which must be entered and left by the same task; the
+    runtime may start and stop in different tasks (tests do), so it lives in a task of its own."""
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
-        self._stack: AsyncExitStack | None = None
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task | None = None
+
+    async def _run(self, ready: asyncio.Event) -> None:
+        async with self.server.session_manager.run():
+            ready.set()
+            await self._stop.wait()
 
     async def start(self) -> None:
-        self._stack = AsyncExitStack()
-        await self._stack.enter_async_context(self.server.session_manager.run())
+        ready = asyncio.Event()
+        self._task = asyncio.create_task(self._run(ready), name="mcp-session-manager")
+        waiter = asyncio.create_task(ready.wait())
+        await asyncio.wait({self._task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if self._task.done():  # failed to start: surface its error
+            self._task.result()
 
     async def stop(self) -> None:
-        if self._stack is not None:
-            await self._stack.aclose()
-            self._stack = None
+        if self._task is not None:
+            self._stop.set()
+            await self._task
+            self._task = None
 
 
 def asgi_app(server: MCPServer):
