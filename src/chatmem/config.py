@@ -57,7 +57,9 @@ class Settings(BaseSettings):
     flush_interval_ms: int = 250
     ping_interval_s: float = 15.0
     event_retention_s: int = 2 * 3600
-    sweep_interval_s: float = 5.0
+    # lease_ttl_s is a promise: a turn whose process died ends within it (generation/leases.py
+    # derives the lease hold, heartbeat and sweep cadence); sweep_interval_s may only be faster
+    sweep_interval_s: float | None = None
     stop_poll_ms: int = 500  # how often a running turn checks for a stop asked on another replica
     follow_poll_ms: int = 100  # how often a follower on another replica polls the event log
     default_model: str = ""  # '' = the first configured real model, else "demo"

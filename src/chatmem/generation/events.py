@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 
-from sqlalchemy import and_, delete, func, insert, select
+from sqlalchemy import and_, delete, func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
@@ -76,23 +78,30 @@ class LiveLog:
                 yield []
 
 
+def event_rows(message_id: str, events: list[dict], now: int) -> list[dict]:
+    return [
+        {
+            "message_id": message_id,
+            "seq": e["seq"],
+            "type": e["type"],
+            "data": e["data"],
+            "created_at": now,
+        }
+        for e in events
+    ]
+
+
+async def insert_rows(c: AsyncConnection, rows: list[dict]) -> None:
+    """Insert event rows; one already stored (same message and seq) is left as it is, so a
+    write repeated after an unacknowledged commit (the connection died while committing) is
+    harmless instead of failing every later flush on the primary key."""
+    if rows:
+        ins = pg_insert if c.dialect.name == "postgresql" else sqlite_insert
+        await c.execute(ins(t.stream_events).on_conflict_do_nothing(), rows)
+
+
 async def insert_events(c: AsyncConnection, message_id: str, events: list[dict]) -> None:
-    if not events:
-        return
-    now = now_ms()
-    await c.execute(
-        insert(t.stream_events),
-        [
-            {
-                "message_id": message_id,
-                "seq": e["seq"],
-                "type": e["type"],
-                "data": e["data"],
-                "created_at": now,
-            }
-            for e in events
-        ],
-    )
+    await insert_rows(c, event_rows(message_id, events, now_ms()))
 
 
 async def read_after(

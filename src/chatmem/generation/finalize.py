@@ -8,7 +8,7 @@ one and releases the lease — a follower that sees the row finished also sees t
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
@@ -57,6 +57,38 @@ async def end_message(
     await ev.insert_events(c, message_id, [*events, final])
     await leases.release_message(c, message_id)
     return final
+
+
+async def ended_with(c: AsyncConnection, message_id: str, seq: int, terminal: str) -> dict | None:
+    """The closing event at ``seq`` if it is a ``terminal`` one: the trace of a final write that
+    committed although its caller saw the connection fail (and so tries again)."""
+    rows = await ev.read_after(c, message_id, seq - 1, 1)
+    if rows and rows[0]["seq"] == seq and rows[0]["type"] == terminal:
+        return rows[0]
+    return None
+
+
+async def reclaim(c: AsyncConnection, message_id: str, *, after_seq: int) -> bool:
+    """Reopen a row a sweeper ended as ``generation_interrupted`` while its turn was alive but
+    could not reach the database (its heartbeat failed past the lease): the turn still holds
+    the finished answer, which beats the partial text of the last flush. The sweeper's closing
+    event (and anything after ``after_seq``, the turn's last durable event) is removed, so the
+    turn's own events and its closing event follow on. False when the row ended otherwise (a
+    stop, another writer) — then it is left alone."""
+    res = await c.execute(
+        update(t.messages)
+        .where(
+            M.id == message_id,
+            M.status == "error",
+            M.error == "generation_interrupted",
+        )
+        .values(status="streaming", error="", stop_reason=None)
+    )
+    if not res.rowcount:
+        return False
+    E = t.stream_events.c
+    await c.execute(delete(t.stream_events).where(E.message_id == message_id, E.seq > after_seq))
+    return True
 
 
 async def end_orphan(c: AsyncConnection, message_id: str, *, stopped: bool) -> dict | None:

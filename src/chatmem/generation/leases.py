@@ -3,12 +3,20 @@
 ``branch_key`` is the id of the message the new one is written under (``root`` for the first), so a
 double submit on one branch collides while other users, other branches and regenerations proceed.
 The owner token is ``<assistant message id>:<secret>``: the sweeper can tell which message a lease
-protects, and only the owner can renew or release it. Expiry is short (``lease_ttl_s``) and renewed
-by the turn's heartbeat, so a dead process's turns are found within seconds. A stop asked on
-another replica is recorded by suffixing the token with ``!stop``; the owner sees it and stops.
+protects, and only the owner can renew or release it. A stop asked on another replica is
+recorded by suffixing the token with ``!stop``; the owner sees it and stops.
+
+Timing (``Timing.of``) is derived from one promise, ``lease_ttl_s``: a turn whose process died is
+ended (error / ``generation_interrupted``) within ``lease_ttl_s`` of its death. A lease is held
+for half the TTL and renewed every sixth of it (three renewals may be late before it expires);
+the sweeper looks every quarter TTL. Died just after a renewal: the lease expires half a TTL
+later and the next sweep, at most a quarter later, ends the row — three quarters of the TTL, a
+quarter left for a slow sweep on a loaded machine.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -19,6 +27,21 @@ from ..db import schema as t
 
 L = t.conversation_generation_leases.c
 STOP = "!stop"
+
+
+@dataclass(frozen=True)
+class Timing:
+    hold_ms: int  # a lease taken or renewed now expires this much later
+    renew_s: float  # the heartbeat renews this often
+    sweep_s: float  # the sweeper runs this often
+
+    @classmethod
+    def of(cls, settings) -> Timing:
+        ttl = float(settings.lease_ttl_s)
+        sweep = ttl / 4
+        if settings.sweep_interval_s:  # an explicit cadence may only be faster
+            sweep = min(sweep, settings.sweep_interval_s)
+        return cls(hold_ms=int(ttl * 500), renew_s=ttl / 6, sweep_s=sweep)
 
 
 def message_of(token: str) -> str:

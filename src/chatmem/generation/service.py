@@ -196,7 +196,7 @@ async def start_turn(
         await _check_capacity(c, rt, p, now)
         mid = new_id("msg")
         token = f"{mid}:{secret_token(18)}"
-        ttl = rt.settings.lease_ttl_s * 1000
+        ttl = leases.Timing.of(rt.settings).hold_ms
         key = parent or "root"
         holder = await leases.acquire(c, conv_id, key, p.id, token, ttl, now)
         if holder is not None:
@@ -264,7 +264,7 @@ async def regenerate(
         mid = new_id("msg")
         token = f"{mid}:{secret_token(18)}"
         holder = await leases.acquire(
-            c, conv_id, user.id, p.id, token, rt.settings.lease_ttl_s * 1000, now
+            c, conv_id, user.id, p.id, token, leases.Timing.of(rt.settings).hold_ms, now
         )
         if holder is not None:
             raise Conflict(

@@ -11,6 +11,7 @@ import asyncio
 
 from ..providers.registry import Registry
 from .events import LiveLog
+from .flusher import Flusher
 
 
 class GenerationState:
@@ -19,6 +20,7 @@ class GenerationState:
         self.registry = Registry(rt.settings)
         self.runners: dict[str, object] = {}  # assistant message id → TurnRunner
         self.live: dict[str, LiveLog] = {}
+        self.flusher = Flusher(rt, self)
 
     def track(self, runner) -> None:
         mid = runner.spec.assistant_message_id
@@ -32,7 +34,7 @@ class GenerationState:
         self.live.pop(mid, None)
 
     async def start(self) -> None:
-        return None
+        await self.flusher.start()
 
     async def stop(self) -> None:
         runners = list(self.runners.values())
@@ -41,6 +43,7 @@ class GenerationState:
         tasks = [r.task for r in runners if r.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=10)
+        await self.flusher.stop()
         await self.registry.aclose()
 
 

@@ -1,7 +1,7 @@
 """The sweeper: ends turns whose process died, and prunes old event logs.
 
-Runs in every server and worker process (registered by routes.install). Every
-``sweep_interval_s`` it finds ``streaming`` assistant rows with no live generation lease — their
+Runs in every server and worker process (registered by routes.install). Every quarter of
+``lease_ttl_s`` (leases.Timing: so a dead turn ends within the TTL) it finds ``streaming`` assistant rows with no live generation lease — their
 heartbeat stopped, so the process running them is gone — and ends them as ``error`` /
 ``generation_interrupted`` with the partial text they had flushed, appending a closing ``error``
 event so that resuming clients finish instead of waiting. (A turn the user asked to stop ends as
@@ -12,6 +12,7 @@ finalize.end_message lets exactly one of them end a row.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from sqlalchemy import exists, func, select
@@ -41,6 +42,7 @@ class Sweeper:
         self.rt = rt
         self._task: asyncio.Task | None = None
         self._runs = 0
+        self.sweep_s = leases.Timing.of(rt.settings).sweep_s
 
     async def start(self) -> None:
         self._stopping = asyncio.Event()
@@ -62,10 +64,8 @@ class Sweeper:
                     await self.prune_once()
             except Exception:
                 log.exception("sweep failed")
-            try:
-                await asyncio.wait_for(self._stopping.wait(), self.rt.settings.sweep_interval_s)
-            except TimeoutError:
-                pass
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.sweep_s)
 
     async def sweep_once(self) -> list[str]:
         """End orphaned turns; returns the ids it ended."""

@@ -15,12 +15,13 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from ..agents import service as agents_service
 from ..auth.models import Principal
 from ..context import service as context_service
 from ..conversations import followups, store
+from ..db import faults
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..jobs.queue import enqueue
@@ -37,8 +38,8 @@ from ..providers.base import (
 )
 from ..unicode import scrub
 from . import leases, pricing
-from .events import LiveLog, insert_events
-from .finalize import end_message
+from .events import LiveLog
+from .finalize import end_message, ended_with, reclaim
 from .stops import StopScanner
 
 log = logging.getLogger("chatmem.generation")
@@ -93,8 +94,8 @@ class TurnRunner:
         self.rt, self.state, self.spec, self.live = rt, state, spec, live
         s = rt.settings
         self.flush_s = s.flush_interval_ms / 1000
-        self.poll_s = min(s.stop_poll_ms / 1000, s.lease_ttl_s / 3)
-        self.ttl_ms = s.lease_ttl_s * 1000
+        self.timing = leases.Timing.of(s)
+        self.poll_s = min(s.stop_poll_ms / 1000, self.timing.renew_s)
         self.text: list[str] = []
         self.thinking: list[str] = []
         self.usage: Usage | None = None
@@ -105,7 +106,7 @@ class TurnRunner:
         self.stop_event = asyncio.Event()
         self.stop_cause: str | None = None  # stopped | lost | shutdown
         self.task: asyncio.Task | None = None
-        self._flush_lock = asyncio.Lock()
+        self.finalizing = False  # the final write owns the pending events from then on
         self._helpers_done = asyncio.Event()
 
     # ── control ────────────────────────────────────────────────────────────────────────────────
@@ -127,7 +128,7 @@ class TurnRunner:
     async def run(self) -> None:
         # Helpers are never cancelled: a task cancelled inside a database call can leave its
         # connection mid-transaction (on SQLite, holding the write lock). They stop at a wait.
-        helpers = [asyncio.create_task(self._flusher()), asyncio.create_task(self._heartbeat())]
+        helpers = [asyncio.create_task(self._heartbeat())]  # flushing: flusher.py, per process
         try:
             outcome = await self._generate()
             self._helpers_done.set()
@@ -151,7 +152,10 @@ class TurnRunner:
     async def _generate(self) -> tuple:
         """Returns (status, stop_reason, error_code, error_message)."""
         try:
-            messages = await self._prepare()
+            # a transient database failure while reading the context is retried, not the answer
+            messages = await faults.retrying(
+                self._prepare, what=f"turn {self.spec.assistant_message_id} context", attempts=5
+            )
         except Exception:  # a failing hook or context builder is this turn's error
             log.exception("turn %s: context failed", self.spec.assistant_message_id)
             return ("error", "error", "context_error", TURN_ERRORS["context_error"])
@@ -277,40 +281,15 @@ class TurnRunner:
             self.live.add("text_delta", {"text": text})
 
     # ── durability ─────────────────────────────────────────────────────────────────────────────
-    async def _flusher(self) -> None:
-        while await self._pause(self.flush_s):
-            try:
-                await self.flush()
-            except Exception:
-                log.exception("turn %s: flush failed (will retry)", self.spec.assistant_message_id)
-
-    async def flush(self) -> None:
-        async with self._flush_lock:
-            pending = self.live.pending()
-            if not pending:
-                return
-            upto = pending[-1]["seq"]
-            blocks = self.blocks()
-            async with self.rt.db.write() as c:
-                res = await c.execute(
-                    update(t.messages)
-                    .where(M.id == self.spec.assistant_message_id, M.status == "streaming")
-                    .values(blocks=blocks, search_text="".join(self.text))
-                )
-                if not res.rowcount:  # swept or ended elsewhere: stop writing
-                    self.request_stop("lost")
-                    return
-                await insert_events(c, self.spec.assistant_message_id, pending)
-            self.live.flushed = max(self.live.flushed, upto)
-
     async def _heartbeat(self) -> None:
         last_renew = time.monotonic()
         while await self._pause(self.poll_s):
             try:
-                renew = time.monotonic() - last_renew >= self.rt.settings.lease_ttl_s / 3
+                renew = time.monotonic() - last_renew >= self.timing.renew_s
                 if renew:
                     async with self.rt.db.write() as c:
-                        ok = await leases.renew(c, self.spec.token, self.ttl_ms, now_ms())
+                        hold = self.timing.hold_ms
+                        ok = await leases.renew(c, self.spec.token, hold, now_ms())
                         st = await leases.state(c, self.spec.token) if ok else "lost"
                     last_renew = time.monotonic()
                 else:
@@ -350,41 +329,56 @@ class TurnRunner:
             metadata={"context": self.report},
             **b.usage(),
         )
-        async with self._flush_lock:
-            pending = self.live.pending()
-            seq = self.live.last_seq
-            usage_ev = {
-                "seq": seq + 1,
-                "type": "usage",
-                "data": {**b.usage(), "credits": b.credits},
-            }
+        self.finalizing = True
+        pending = self.live.pending()
+        seq = self.live.last_seq
+        usage_ev = {"seq": seq + 1, "type": "usage", "data": {**b.usage(), "credits": b.credits}}
+        terminal, terminal_data = (
+            ("error", {"code": code, "message": message})
+            if status == "error"
+            else ("done", {"stop_reason": stop_reason})
+        )
+
+        async def write():
             async with self.rt.db.write() as c:
-                if status == "error":
-                    final = await end_message(
-                        c,
-                        spec.assistant_message_id,
-                        values=values,
-                        events=[*pending, usage_ev],
-                        terminal="error",
-                        terminal_data={"code": code, "message": message},
-                    )
-                else:
-                    final = await end_message(
-                        c,
-                        spec.assistant_message_id,
-                        values=values,
-                        events=[*pending, usage_ev],
-                        terminal="done",
-                        terminal_data={"stop_reason": stop_reason},
-                    )
-                    if final is not None:
-                        await self._enqueue_jobs(c)
-                        await self._record_agent_reply(c)
-            if final is None:
-                return
-            self.live.flushed = self.live.last_seq
-            self.live.add("usage", usage_ev["data"], durable=True)
-            self.live.add(final["type"], final["data"], durable=True)
+                return await self._end(c, values, [*pending, usage_ev], terminal, terminal_data)
+
+        # A finished answer is never dropped for a database hiccup: the final write is retried
+        # with backoff (the answer is in memory) for as long as a turn may run.
+        final = await faults.retrying(
+            write,
+            what=f"turn {spec.assistant_message_id} final write",
+            attempts=1_000_000,
+            max_s=5.0,
+            deadline_s=self.rt.settings.turn_cap_s,
+        )
+        if final is None:
+            return
+        self.live.flushed = self.live.last_seq
+        self.live.add("usage", usage_ev["data"], durable=True)
+        self.live.add(final["type"], final["data"], durable=True)
+
+    async def _end(self, c, values, events, terminal, terminal_data):
+        """The final write, safe to repeat: if an earlier try committed without its answer
+        reaching us, find its closing event; if a sweeper ended the row as interrupted while
+        the database was out of reach, put the finished answer back (finalize.reclaim)."""
+        mid = self.spec.assistant_message_id
+        final = await end_message(
+            c, mid, values=values, events=events, terminal=terminal, terminal_data=terminal_data
+        )
+        if final is None:
+            done = await ended_with(c, mid, events[-1]["seq"] + 1, terminal)
+            if done is not None:
+                return done  # our earlier try committed: its jobs are enqueued too
+            if not await reclaim(c, mid, after_seq=self.live.flushed):
+                return None
+            final = await end_message(
+                c, mid, values=values, events=events, terminal=terminal, terminal_data=terminal_data
+            )
+        if final is not None and terminal == "done":
+            await self._enqueue_jobs(c)
+            await self._record_agent_reply(c)
+        return final
 
     async def _record_agent_reply(self, c) -> None:
         row = (
