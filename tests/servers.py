@@ -54,11 +54,14 @@ class Server:
     def start(self, timeout: float = 60) -> Server:
         self.port = self.port or free_port()
         env = chatmem_env(self.db_url, **self.env_extra)
+        # CHATMEM_TEST_SERVER_LOG=path keeps the server's output (for debugging a test)
+        log_path = os.environ.get("CHATMEM_TEST_SERVER_LOG")
+        out = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(
             [CHATMEM, "serve", "--port", str(self.port), *self.args],
             env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -20,6 +20,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from . import faults
+
 
 def normalize_url(url: str) -> str:
     """Map the plain and driver-explicit URL forms onto the async drivers."""
@@ -75,6 +77,18 @@ class Database:
                 pool_pre_ping=True,
                 connect_args={"server_settings": {"plan_cache_mode": "force_custom_plan"}},
             )
+            self._install_pg_hooks()
+
+    def _install_pg_hooks(self) -> None:
+        @event.listens_for(self.engine.sync_engine, "handle_error")
+        def _broken_connection(ctx):  # pragma: no cover - exercised by the fault tests
+            # A connection killed in the middle of an operation (pg_terminate_backend, a
+            # failover) can leave asyncpg's protocol mid-state: every later use answers
+            # "another operation is in progress". SQLAlchemy does not count that as a
+            # disconnect, so the broken connection went back to the pool and failed request
+            # after request. Counting it as one discards it; the pool reconnects.
+            if faults.broken_connection(ctx.original_exception):
+                ctx.is_disconnect = True
 
     def _install_sqlite_hooks(self) -> None:
         sync_engine = self.engine.sync_engine

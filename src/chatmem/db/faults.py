@@ -55,6 +55,21 @@ def _closed_connection(e: BaseException) -> bool:
     return name == "InterfaceError" and "closed" in str(e)
 
 
+#: asyncpg's words for a connection whose protocol was left mid-operation by a dying peer.
+BROKEN_PROTOCOL = ("another operation is in progress", "cannot switch to state")
+
+
+def broken_connection(exc: BaseException) -> bool:
+    """A connection that must not go back to the pool: closed under us, or left mid-operation."""
+    for e in _chain(exc):
+        if _closed_connection(e) or any(m in str(e) for m in BROKEN_PROTOCOL):
+            return True
+        state = getattr(e, "sqlstate", None)
+        if isinstance(state, str) and (state.startswith("08") or state in ("57P01", "57P02")):
+            return True
+    return False
+
+
 def is_transient(exc: BaseException) -> bool:
     """Whether ``exc`` (any exception a database call raised) is worth retrying."""
     for e in _chain(exc):
@@ -62,6 +77,10 @@ def is_transient(exc: BaseException) -> bool:
             return True
         if isinstance(e, (sa_exc.TimeoutError, sa_exc.DisconnectionError)):
             return True  # pool checkout timed out; a connection was found dead
+        if isinstance(e, sa_exc.PendingRollbackError):
+            return True  # the connection was invalidated inside this transaction
+        if any(m in str(e) for m in BROKEN_PROTOCOL):
+            return True
         state = getattr(e, "sqlstate", None) or getattr(e, "pgcode", None)
         if isinstance(state, str) and (
             state in TRANSIENT_SQLSTATES or state.startswith(TRANSIENT_SQLSTATE_PREFIXES)

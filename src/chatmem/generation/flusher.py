@@ -55,8 +55,11 @@ class Flusher:
             started = loop.time()
             try:
                 await self.flush_all()
-            except Exception:
-                log.exception("flush failed (the events stay pending for the next one)")
+            except Exception as e:  # the events stay pending: the next tick writes them
+                if faults.is_transient(e):
+                    log.warning("flush postponed: database unavailable (%s)", type(e).__name__)
+                else:
+                    log.exception("flush failed (the events stay pending for the next one)")
             wait = max(0.0, self.tick_s - (loop.time() - started))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), wait)

@@ -154,7 +154,11 @@ class TurnRunner:
         try:
             # a transient database failure while reading the context is retried, not the answer
             messages = await faults.retrying(
-                self._prepare, what=f"turn {self.spec.assistant_message_id} context", attempts=5
+                self._prepare,
+                what=f"turn {self.spec.assistant_message_id} context",
+                attempts=1000,
+                max_s=1.0,
+                deadline_s=self.rt.settings.lease_ttl_s,
             )
         except Exception:  # a failing hook or context builder is this turn's error
             log.exception("turn %s: context failed", self.spec.assistant_message_id)
@@ -299,8 +303,13 @@ class TurnRunner:
                     self.request_stop("stopped")
                 elif st == "lost":
                     self.request_stop("lost")
-            except Exception:
-                log.exception("turn %s: heartbeat failed", self.spec.assistant_message_id)
+            except Exception as e:  # the next beat tries again
+                if not faults.is_transient(e):
+                    log.exception("turn %s: heartbeat failed", self.spec.assistant_message_id)
+                else:
+                    log.warning(
+                        "turn %s: heartbeat: database unavailable", self.spec.assistant_message_id
+                    )
 
     async def _finalize(self, status, stop_reason, code, message) -> None:
         spec = self.spec
