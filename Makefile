@@ -5,7 +5,16 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: serve test install install-test migrate bench clean chromium node-test-deps
+.PHONY: serve test install install-test migrate bench clean chromium node-test-deps ui ui-test web-api
+
+# The web app (frontend/, TypeScript + React + Vite) is built into src/chatmem/web/dist, which the
+# Python package serves and the wheel ships. The bundle is not committed: `make serve` and
+# `make test` build it from frontend/package-lock.json (Node 20.19+ and npm; a wheel needs neither).
+UI := frontend
+UI_DEPS := $(UI)/node_modules/.installed
+UI_OUT := src/chatmem/web/dist/index.html
+UI_SRC := $(shell find $(UI)/src $(UI)/index.html $(UI)/docs.html $(UI)/vite.config.ts \
+  $(UI)/tsconfig.json $(UI)/package.json -type f 2>/dev/null)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -23,7 +32,29 @@ install: $(STAMP)
 install-test: $(TEST_STAMP)
 
 serve: $(STAMP)
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory ui; \
+	  else echo "npm not found: serving the API without the web app (install Node 20.19+, then make ui)"; fi
 	$(BIN)/chatmem serve
+
+$(UI_DEPS): $(UI)/package-lock.json
+	cd $(UI) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(UI_OUT): $(UI_DEPS) $(UI_SRC)
+	cd $(UI) && npm run --silent build
+
+ui: $(UI_OUT)
+
+# Front-end unit tests (vitest): stream parser and resume, tree state, Markdown sanitising, i18n,
+# and that src/api/schema.d.ts is what openapi-typescript makes of frontend/openapi.json.
+ui-test: $(UI_DEPS)
+	cd $(UI) && npm test --silent
+
+# Regenerate the typed API client from the app's OpenAPI document (after a route's contract
+# changes; tests/test_web_api_types.py fails until you do).
+web-api: $(STAMP) $(UI_DEPS)
+	$(BIN)/python -m chatmem.web.openapi $(UI)/openapi.json
+	cd $(UI) && npm run --silent gen:api
 
 migrate: $(STAMP)
 	$(BIN)/chatmem migrate
@@ -42,7 +73,7 @@ $(NODE_STAMP): tests/node/package-lock.json
 
 node-test-deps: $(NODE_STAMP)
 
-test: $(TEST_STAMP) chromium $(NODE_STAMP)
+test: $(TEST_STAMP) chromium $(NODE_STAMP) ui ui-test
 	@if [ -z "$$CHATMEM_TEST_POSTGRES_URL" ] && pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then \
 	  export CHATMEM_TEST_POSTGRES_URL=postgresql://postgres@127.0.0.1:5432/postgres; fi; \
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -51,4 +82,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/tree.py
 
 clean:
-	rm -rf $(VENV) data .pytest_cache
+	rm -rf $(VENV) data .pytest_cache $(UI)/node_modules src/chatmem/web/dist

@@ -153,7 +153,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await rt.stop()
 
-    app = FastAPI(title="chatmem", version="0.1.0", lifespan=lifespan)
+    # docs_url=None: /docs is served offline by the web module (FastAPI's own loads a CDN)
+    app = FastAPI(
+        title="chatmem", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None
+    )
     app.state.runtime = rt
     edge.install(app, settings, RejectNulInUrl)
     install_error_handlers(app)

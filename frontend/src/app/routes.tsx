@@ -1,0 +1,30 @@
+// The app's browser routes. The server answers each of these paths with index.html
+// (chatmem/web/routes.py SPA_PATHS); a test checks that the two lists agree.
+import { createBrowserRouter } from "react-router";
+import { ArchiveView } from "../sidebar/ArchiveView";
+import { ChatRoute, NewChatRoute } from "../chat/ChatRoute";
+import { ProjectView } from "../sidebar/ProjectView";
+import { SettingsPage } from "./SettingsPage";
+import { LoginPage } from "./LoginPage";
+import { Root, SignedIn } from "./Root";
+
+export const ROUTES = ["/", "/login", "/c/:conversationId", "/archive", "/projects/:projectId", "/settings"];
+
+export const router = createBrowserRouter([
+  {
+    element: <Root />,
+    children: [
+      { path: "/login", element: <LoginPage /> },
+      {
+        element: <SignedIn />,
+        children: [
+          { path: "/", element: <NewChatRoute /> },
+          { path: "/c/:conversationId", element: <ChatRoute /> },
+          { path: "/archive", element: <ArchiveView /> },
+          { path: "/projects/:projectId", element: <ProjectView /> },
+          { path: "/settings", element: <SettingsPage /> },
+        ],
+      },
+    ],
+  },
+]);

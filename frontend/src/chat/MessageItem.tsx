@@ -1,0 +1,231 @@
+// One message of the active path: its text (Markdown for answers), thinking, state, branch
+// arrows and actions. Editing happens in place in an editor, not a prompt().
+import { useEffect, useRef, useState } from "react";
+import type { Message } from "../api/types";
+import { errorText, useT } from "../i18n";
+import { displayOf } from "../stream/display";
+import type { TurnState } from "../stream/turn";
+import { branchNav } from "../tree/path";
+import { ConfirmDialog } from "../ui/Dialog";
+import { toast } from "../ui/toast";
+import { copyText } from "./copy";
+import { Markdown } from "./Markdown";
+
+export interface MessageActions {
+  regenerate: (m: Message) => void;
+  switchTo: (siblingId: string) => void;
+  save: (m: Message, text: string) => Promise<boolean>;
+  resend: (m: Message, text: string) => Promise<boolean>;
+  fork: (m: Message) => void;
+  remove: (m: Message) => void;
+  /** Absent inside a thread (threads do not nest). */
+  thread?: (m: Message, quote: string) => void;
+}
+
+function selectionIn(el: HTMLElement | null): string {
+  const sel = window.getSelection();
+  if (!el || !sel || sel.isCollapsed || !sel.rangeCount) return "";
+  const r = sel.getRangeAt(0);
+  return el.contains(r.commonAncestorContainer) ? sel.toString() : "";
+}
+
+export function MessageItem({
+  m,
+  live,
+  busy,
+  highlighted,
+  actions,
+}: {
+  m: Message;
+  live?: TurnState;
+  busy: boolean;
+  highlighted: boolean;
+  actions: MessageActions;
+}) {
+  const t = useT();
+  const d = displayOf(m, live);
+  const nav = branchNav(m);
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState("");
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const body = useRef<HTMLDivElement>(null);
+  const editor = useRef<HTMLTextAreaElement>(null);
+  const streaming = ["connecting", "streaming", "reconnecting"].includes(d.phase) && m.status === "streaming";
+  const role = m.role === "user" ? t("you") : t("assistant");
+
+  useEffect(() => {
+    if (editing) {
+      const el = editor.current;
+      el?.focus();
+      el?.setSelectionRange(el.value.length, el.value.length);
+    }
+  }, [editing]);
+
+  const startEdit = () => {
+    setDraft(d.text);
+    setEditing(true);
+  };
+  const finish = async (send: boolean) => {
+    const text = draft.trim();
+    if (!text) return;
+    const ok = send ? await actions.resend(m, text) : await actions.save(m, text);
+    if (ok) setEditing(false);
+  };
+
+  return (
+    <li
+      className={`msg ${m.role} ${d.phase} ${highlighted ? "target" : ""}`}
+      data-id={m.id}
+      id={`m-${m.id}`}
+      aria-label={role}
+    >
+      <div className="msg-role" aria-hidden="true">
+        {m.role === "user" ? "" : "◆"}
+      </div>
+      <div className="msg-main">
+        {d.thinking && (
+          <details className="thinking" open={streaming && !d.text}>
+            <summary>{t("thinking")}</summary>
+            <div className="thinking-text">{d.thinking}</div>
+          </details>
+        )}
+        {editing ? (
+          <div className="editor">
+            <textarea
+              ref={editor}
+              aria-label={t("editMessage")}
+              value={draft}
+              rows={Math.min(12, Math.max(3, draft.split("\n").length + 1))}
+              onChange={(e) => setDraft(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === "Escape") {
+                  e.preventDefault();
+                  e.stopPropagation();
+                  setEditing(false);
+                } else if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+                  e.preventDefault();
+                  finish(m.role === "user");
+                }
+              }}
+            />
+            <div className="editor-actions">
+              <button type="button" onClick={() => setEditing(false)}>
+                {t("cancel")}
+              </button>
+              <button type="button" onClick={() => finish(false)} disabled={!draft.trim()}>
+                {t("save")}
+              </button>
+              {m.role === "user" && (
+                <button type="button" className="primary" onClick={() => finish(true)} disabled={!draft.trim() || busy}>
+                  {t("saveAndSend")}
+                </button>
+              )}
+            </div>
+          </div>
+        ) : (
+          <div className="msg-body" ref={body}>
+            {m.role === "assistant" ? (
+              <Markdown text={d.text} />
+            ) : (
+              <div className="user-text">{d.text}</div>
+            )}
+            {streaming && !d.text && <span className="cursor" aria-hidden="true" />}
+          </div>
+        )}
+        {d.phase !== "done" && m.role === "assistant" && (
+          <div className={`msg-state state-${d.phase}`}>
+            {d.phase === "connecting" || d.phase === "streaming" ? (
+              <span className="pulse">{t("streaming")}</span>
+            ) : d.phase === "reconnecting" ? (
+              <span role="status">{t("reconnecting")}</span>
+            ) : d.phase === "stopped" ? (
+              <span>{t("stopped")}</span>
+            ) : d.phase === "interrupted" ? (
+              <span role="status">
+                <strong>{t("interrupted")}:</strong> {errorText(t, "generation_interrupted")}
+              </span>
+            ) : (
+              <span role="status">
+                <strong>{t("failed")}:</strong> {errorText(t, d.error?.code || "error", d.error?.message)}
+              </span>
+            )}
+          </div>
+        )}
+        {!editing && (
+          <div className="msg-actions" role="toolbar" aria-label={role}>
+            {nav && (
+              <span className="branch-nav">
+                <button
+                  type="button"
+                  className="icon-btn small branch-prev"
+                  aria-label={t("previousBranch")}
+                  disabled={!nav.prev || busy}
+                  onClick={() => nav.prev && actions.switchTo(nav.prev)}
+                >
+                  ‹
+                </button>
+                <span className="branch-pos" aria-label={t("branchPosition", { n: nav.index + 1, m: nav.count })}>
+                  {nav.label}
+                </span>
+                <button
+                  type="button"
+                  className="icon-btn small branch-next"
+                  aria-label={t("nextBranch")}
+                  disabled={!nav.next || busy}
+                  onClick={() => nav.next && actions.switchTo(nav.next)}
+                >
+                  ›
+                </button>
+              </span>
+            )}
+            <button
+              type="button"
+              className="act"
+              onClick={async () => {
+                if (await copyText(d.text)) toast(t("copied"));
+              }}
+              aria-label={t("copyMessage")}
+            >
+              {t("copy")}
+            </button>
+            {!streaming && (
+              <>
+                <button type="button" className="act" onClick={startEdit} aria-label={t("editMessage")}>
+                  {t("edit")}
+                </button>
+                {m.role === "assistant" && (
+                  <button type="button" className="act" onClick={() => actions.regenerate(m)} disabled={busy}>
+                    {t("regenerate")}
+                  </button>
+                )}
+                {m.role === "assistant" && actions.thread && (
+                  <button
+                    type="button"
+                    className="act"
+                    onClick={() => actions.thread?.(m, selectionIn(body.current) || d.text)}
+                  >
+                    {t("askAboutSelection")}
+                  </button>
+                )}
+                <button type="button" className="act" onClick={() => actions.fork(m)}>
+                  {t("fork")}
+                </button>
+                <button type="button" className="act danger" onClick={() => setConfirmDelete(true)} disabled={busy}>
+                  {t("deleteRound")}
+                </button>
+              </>
+            )}
+          </div>
+        )}
+      </div>
+      <ConfirmDialog
+        open={confirmDelete}
+        title={t("deleteRoundTitle")}
+        body={t("deleteRoundBody")}
+        confirm={t("deleteRound")}
+        onClose={() => setConfirmDelete(false)}
+        onConfirm={() => actions.remove(m)}
+      />
+    </li>
+  );
+}

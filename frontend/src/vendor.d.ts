@@ -1,0 +1,5 @@
+// Packages without their own type declarations.
+declare module "swagger-ui-dist/swagger-ui-es-bundle.js" {
+  const SwaggerUIBundle: (options: Record<string, unknown>) => unknown;
+  export default SwaggerUIBundle;
+}

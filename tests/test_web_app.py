@@ -1,0 +1,813 @@
+"""The web app in a real browser (Debian's Chromium under Playwright) against a real server.
+
+One ``chatmem serve`` (with its job worker, so titles get generated) serves the whole module on
+SQLite; each flow runs at 1280×800 and at 390×844 and, across the two, in light and dark
+(``LOOKS``). The PostgreSQL runs of the core chat flow and of the crash/reconnect flow are at the
+end. Every page is checked for console errors; screenshots of the main screens land in
+tests/artifacts/web/.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+import uuid
+
+import httpx
+import pytest
+
+from .browser import (
+    LOOK_IDS,
+    LOOKS,
+    launch,
+    new_page,
+    no_horizontal_scroll,
+    open_sidebar_if_narrow,
+    session_cookies,
+    shot,
+    unnamed_controls,
+)
+from .servers import Server, create_user
+
+pytestmark = pytest.mark.slow
+
+PASSWORD = "a good password"
+ENV = {
+    "CHATMEM_DEMO_DELAY_MS": "45",
+    "CHATMEM_DEMO_MIN_TOKENS": "60",
+    "CHATMEM_MAX_MESSAGE_BYTES": "20000",
+    "CHATMEM_JOB_POLL_INTERVAL_S": "0.2",
+}
+MARKDOWN = """# Tide pools
+
+Tide pools hold **anemones** and [a link](https://example.com/tides).
+
+- starfish
+- hermit crabs
+
+| creature | legs |
+|---|---|
+| starfish | 5 |
+
+```python
+def count(legs: int) -> int:
+    return legs * 2
+```
+
+<img src=x onerror="window.__pwned = 1"> [bad](javascript:window.__pwned=2)
+"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = launch(pw)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, sqlite_template):
+    target = tmp_path_factory.mktemp("web") / "chatmem.db"
+    shutil.copy(sqlite_template, target)
+    s = Server(f"sqlite:///{target}", env_extra=ENV, args=()).start()
+    yield s
+    s.stop()
+
+
+class User:
+    def __init__(self, server: Server, email: str, key: str):
+        self.email = email
+        self.login = (email, PASSWORD)
+        self.api = httpx.Client(
+            base_url=server.base, headers={"Authorization": f"Bearer {key}"}, timeout=30
+        )
+
+    def conversation(self, title: str, *pairs: tuple[str, str]) -> dict:
+        c = self.api.post("/api/conversations", json={"title": title}).json()
+        for q, a in pairs:
+            self.say(c["id"], q, a)
+        return c
+
+    def say(self, cid: str, q: str, a: str | list) -> tuple[dict, dict]:
+        u = self.api.post(
+            f"/api/conversations/{cid}/messages", json={"content": q, "generate": False}
+        ).json()
+        r = self.api.post(
+            f"/api/conversations/{cid}/messages", json={"content": a, "role": "assistant"}
+        ).json()
+        return u, r
+
+    def messages(self, cid: str) -> list[dict]:
+        return self.api.get(f"/api/conversations/{cid}/messages?limit=200").json()["items"]
+
+
+@pytest.fixture
+def user(server):
+    email = f"web-{uuid.uuid4().hex[:8]}@example.com"
+    key = create_user(server.db_url, email, password=PASSWORD)
+    return User(server, email, key)
+
+
+def eventually(check, timeout: float = 10.0):
+    """Poll ``check()`` until it is truthy (a UI write lands on the server asynchronously)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)
+
+
+def done(page, console, look=None) -> None:
+    problems = console.problems()
+    page.context.close()
+    assert not problems, problems
+
+
+def wait_answer(page, n: int = 1, timeout: float = 60_000) -> None:
+    """Until the page shows n finished answers and nothing streams."""
+    page.wait_for_function(
+        """n => document.querySelectorAll('.msg.assistant.done, .msg.assistant.stopped').length >= n
+             && !document.querySelector('.msg.assistant.streaming, .msg.assistant.connecting')""",
+        arg=n,
+        timeout=timeout,
+    )
+
+
+def composer(page):
+    return page.locator("#composer-input")
+
+
+# ── 5. accounts: login page, logout, password, language ─────────────────────────────────────
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_login_logout_and_back_where_you_were(browser, server, user, look):
+    cid = user.conversation("Kept place", ("Where was I?", "Right here."))["id"]
+    ctx, page, console = new_page(browser, server.base, look)
+    page.goto(f"/c/{cid}")
+    page.get_by_role("heading", name="Log in to chatmem").wait_for()  # a visitor sees the login
+    assert "/login?next=" in page.url
+    shot(page, "login", look)
+    assert not unnamed_controls(page)
+    page.get_by_label("Email").fill(user.email)
+    page.get_by_label("Password").fill("wrong password")
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("alert").filter(has_text="Wrong email or password").wait_for()
+    console.allow(r"401 \(Unauthorized\)")  # the refused login itself
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_label("Password").press("Enter")
+    page.locator(".msg.assistant", has_text="Right here.").wait_for()
+    assert page.url.endswith(f"/c/{cid}")  # back where the link pointed
+    open_sidebar_if_narrow(page, look)
+    page.get_by_role("button", name="Log out").click()
+    page.get_by_role("heading", name="Log in to chatmem").wait_for()
+    page.reload()
+    page.get_by_role("heading", name="Log in to chatmem").wait_for()
+    assert user.api.get("/api/me").status_code == 200  # the API key still works
+    done(page, console)
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_settings_password_theme_and_language(browser, server, user, look):
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    page.goto("/settings")
+    page.get_by_role("heading", name="Change password").wait_for()
+    shot(page, "settings", look)
+    assert not unnamed_controls(page)
+    # password: wrong current one → inline error; then a real change
+    page.get_by_label("Current password").fill("not it")
+    page.get_by_label("New password", exact=True).fill("brand new pass 1")
+    page.get_by_label("Repeat the new password").fill("brand new pass 1")
+    page.get_by_role("button", name="Change password").click()
+    page.get_by_role("alert").filter(has_text="current password is wrong").wait_for()
+    console.allow(r"400 \(Bad Request\)")  # the refused change itself
+    page.get_by_label("Current password").fill(PASSWORD)
+    page.get_by_role("button", name="Change password").click()
+    page.get_by_role("status").filter(has_text="Password changed").wait_for()
+    ok = httpx.post(
+        f"{server.base}/api/auth/login", json={"email": user.email, "password": "brand new pass 1"}
+    )
+    assert ok.status_code == 200
+    # theme: follows the system, switchable, remembered
+    scheme = look[1]
+    assert page.evaluate("document.documentElement.dataset.theme") == scheme
+    other = "light" if scheme == "dark" else "dark"
+    page.get_by_label("Light" if other == "light" else "Dark").check()
+    page.wait_for_function(f"document.documentElement.dataset.theme === '{other}'")
+    assert eventually(lambda: user.api.get("/api/me").json()["settings"].get("theme") == other)
+    page.reload()
+    page.wait_for_function(f"document.documentElement.dataset.theme === '{other}'")
+    page.get_by_label("System").check()
+    page.wait_for_function(f"document.documentElement.dataset.theme === '{scheme}'")
+    # language: the UI switches, and the server names new conversations in it
+    assert user.api.get("/api/me").json()["settings"]["language"] == "en"  # from the browser
+    assert user.api.post("/api/conversations", json={}).json()["title"] == "New chat"
+    page.get_by_label("Language").select_option("zh")
+    page.get_by_role("heading", name="修改密码").wait_for()
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    assert eventually(lambda: user.api.get("/api/me").json()["settings"]["language"] == "zh")
+    assert user.api.post("/api/conversations", json={}).json()["title"] == "新对话"
+    open_sidebar_if_narrow(page, look)
+    page.get_by_role("button", name="+ 新对话").wait_for()
+    shot(page, "settings-zh", look)
+    done(page, console)
+
+
+def test_chinese_browser_gets_chinese(browser, server, user):
+    ctx, page, console = new_page(browser, server.base, ("desktop", "light"), locale="zh-CN")
+    page.goto("/")
+    page.get_by_role("heading", name="登录 chatmem").wait_for()
+    page.get_by_label("邮箱").fill(user.email)
+    page.get_by_label("密码").fill(PASSWORD)
+    page.get_by_role("button", name="登录").click()
+    page.get_by_role("heading", name="有什么可以帮你？").wait_for()
+    assert user.api.get("/api/me").json()["settings"]["language"] == "zh"
+    done(page, console)
+
+
+# ── 1. layout ────────────────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_layout_long_chat_opens_at_newest_and_keeps_position(browser, server, user, look):
+    c = user.conversation("Long one")
+    for i in range(1, 61):  # 120 messages: three pages of 50
+        user.say(c["id"], f"Question number {i}", f"Answer number {i}, with some words to wrap.")
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    page.goto(f"/c/{c['id']}")
+    last = page.locator(".msg.assistant", has_text="Answer number 60,")
+    last.wait_for()
+    vh = page.viewport_size["height"]
+    # the newest message and the composer are on screen; the page itself does not scroll
+    assert last.bounding_box()["y"] + last.bounding_box()["height"] <= vh
+    box = composer(page).bounding_box()
+    assert box and box["y"] + box["height"] <= vh
+    assert page.evaluate("document.scrollingElement.scrollHeight") <= vh
+    no_horizontal_scroll(page)
+    shot(page, "chat-long", look)
+    # scrolling up loads older pages and keeps what the reader was looking at in place
+    top = page.locator(".msg").first
+    top_id = top.get_attribute("data-id")
+    page.evaluate("document.querySelector('.messages').scrollTop = 0")
+    page.wait_for_function(
+        "id => document.querySelector('.msg').dataset.id !== id", arg=top_id, timeout=20_000
+    )
+    anchor = page.locator(f'.msg[data-id="{top_id}"]')
+    y = anchor.bounding_box()["y"]
+    assert -5 < y < vh, y  # still in view after the older page went in above it
+    first_q = page.locator(".msg.user .user-text", has_text=re.compile(r"^Question number 1$"))
+    for _ in range(20):
+        page.evaluate("document.querySelector('.messages').scrollTop = 0")
+        if first_q.count():
+            break
+        page.wait_for_timeout(300)
+    first_q.wait_for()
+    assert page.locator(".msg").count() == 120
+    # the sidebar collapses (desktop) / opens as a drawer and closes (phone)
+    if look[0] == "desktop":
+        page.get_by_role("button", name="Toggle sidebar").first.click()
+        page.locator("#sidebar").wait_for(state="hidden")
+        page.get_by_role("button", name="Toggle sidebar").click()
+        page.locator("#sidebar").wait_for(state="visible")
+    else:
+        assert not page.locator("#sidebar").is_visible()
+        page.get_by_role("button", name="Toggle sidebar").click()
+        page.locator("#sidebar").wait_for(state="visible")
+        no_horizontal_scroll(page)
+        shot(page, "sidebar-drawer", look)
+        page.keyboard.press("Escape")
+        page.locator("#sidebar").wait_for(state="hidden")
+    done(page, console)
+
+
+# ── 2. chat ─────────────────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_send_stream_markdown_copy_and_title(browser, server, user, look):
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.goto("/")
+    box = composer(page)
+    box.click()
+    box.type("Tell me about tide pools")
+    box.press("Shift+Enter")
+    box.type("and starfish")
+    assert box.input_value() == "Tell me about tide pools\nand starfish"
+    box.press("Enter")
+    page.wait_for_url(re.compile(r"/c/c_"))
+    cid = page.url.rsplit("/", 1)[1]
+    page.locator(".msg.assistant .pulse", has_text="Writing").wait_for()  # visible state
+    page.get_by_role("button", name="Stop").wait_for()
+    shot(page, "chat-streaming", look)
+    wait_answer(page)
+    assert box.input_value() == ""
+    page.get_by_role("button", name="Send").wait_for()
+    shown = page.locator(".msg.assistant .md").inner_text()
+    stored = user.messages(cid)[-1]
+    assert stored["status"] == "complete" and "tide pools" in stored["text"]
+    assert " ".join(shown.split()) == " ".join(stored["text"].split())
+    # the generated title reaches the sidebar without a reload
+    open_sidebar_if_narrow(page, look)
+    page.locator(f'.conv-item[data-id="{cid}"]', has_text="Tell me about tide pools").wait_for(
+        timeout=30_000
+    )
+    if look[0] == "phone":
+        page.keyboard.press("Escape")
+    # Markdown: headings, lists, tables, safe links, highlighted code with copy; thinking folds
+    user.api.post(
+        f"/api/conversations/{cid}/messages",
+        json={"content": "And as Markdown?", "generate": False},
+    )
+    user.api.post(
+        f"/api/conversations/{cid}/messages",
+        json={
+            "role": "assistant",
+            "content": [
+                {"kind": "thinking", "text": "The user wants structure."},
+                {"kind": "text", "text": MARKDOWN},
+            ],
+        },
+    )
+    page.reload()
+    md = page.locator(".msg.assistant .md").last
+    md.locator("h1", has_text="Tide pools").wait_for()
+    assert md.locator("li").count() == 2 and md.locator("table td", has_text="starfish").count()
+    assert md.locator(".hljs-keyword", has_text="def").count() == 1
+    link = md.get_by_role("link", name="a link")
+    assert link.get_attribute("target") == "_blank" and "noopener" in link.get_attribute("rel")
+    assert md.locator("img").count() == 0 and md.locator("a[href^=javascript]").count() == 0
+    assert page.evaluate("window.__pwned") is None  # raw HTML and javascript: links never ran
+    thinking = page.locator(".msg.assistant details.thinking").last
+    assert thinking.get_attribute("open") is None
+    thinking.locator("summary").click()
+    assert thinking.get_attribute("open") is not None
+    md.get_by_role("button", name="Copy code").click()
+    md.get_by_role("button", name="Copy code").filter(has_text="Copied").wait_for()
+    assert page.evaluate("navigator.clipboard.readText()").startswith("def count(legs: int)")
+    page.locator(".msg.assistant").last.get_by_role("button", name="Copy message").click()
+    page.get_by_role("status").filter(has_text="Copied").wait_for()
+    assert "# Tide pools" in page.evaluate("navigator.clipboard.readText()")
+    md.scroll_into_view_if_needed()
+    shot(page, "chat-markdown", look)
+    no_horizontal_scroll(page)
+    done(page, console)
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_reload_midstream_resumes_and_stop_from_another_tab(browser, server, user, look):
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    page.goto("/")
+    composer(page).fill("Please write a long answer about coral reefs")
+    composer(page).press("Enter")
+    page.wait_for_url(re.compile(r"/c/c_"))
+    cid = page.url.rsplit("/", 1)[1]
+    page.locator(".msg.assistant.streaming .md p").wait_for()
+    page.reload()  # mid-stream: the server keeps generating; the page resumes the stream
+    page.locator(".msg.user", has_text="coral reefs").wait_for()
+    wait_answer(page)
+    stored = user.messages(cid)[-1]
+    shown = page.locator(".msg.assistant .md").inner_text()
+    assert " ".join(shown.split()) == " ".join(stored["text"].split())  # no duplicated text
+    # a second answer, stopped from another tab
+    composer(page).fill("And another long one about kelp forests")
+    composer(page).press("Enter")
+    page.locator(".msg.assistant.streaming").wait_for()
+    ctx2, other, console2 = new_page(browser, server.base, look, login=user.login)
+    other.goto(f"/c/{cid}")
+    other.get_by_role("button", name="Stop").click()
+    page.locator(".msg.assistant.stopped .msg-state", has_text="Stopped").wait_for()
+    other.locator(".msg.assistant.stopped").wait_for()
+    last = user.messages(cid)[-1]
+    assert last["stop_reason"] == "stopped" and last["status"] == "complete"
+    page.get_by_role("button", name="Send").wait_for()
+    shot(page, "chat-stopped", look)
+    done(other, console2)
+    done(page, console)
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_switching_chats_mid_stream_keeps_stop_with_its_chat(browser, server, user, look):
+    quiet = user.conversation("Quiet chat", ("Hi", "Hello."))
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    page.goto("/")
+    composer(page).fill("A long answer about volcanoes please")
+    composer(page).press("Enter")
+    page.wait_for_url(re.compile(r"/c/c_"))
+    busy = page.url.rsplit("/", 1)[1]
+    page.locator(".msg.assistant.streaming").wait_for()
+    open_sidebar_if_narrow(page, look)
+    page.locator(".conv-link", has_text="Quiet chat").click()
+    page.locator(".msg.assistant", has_text="Hello.").wait_for()
+    assert page.get_by_role("button", name="Stop").count() == 0  # not this chat's answer
+    composer(page).fill("typed while the other chat streams")
+    assert page.get_by_role("button", name="Send").is_enabled()
+    page.go_back()
+    page.wait_for_url(re.compile(busy))
+    stop = page.get_by_role("button", name="Stop")
+    if stop.count():
+        stop.click()
+    wait_answer(page)
+    assert user.messages(quiet["id"])[-1]["text"] == "Hello."  # the quiet chat was untouched
+    done(page, console)
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_failed_send_keeps_the_text_and_says_why(browser, server, user, look):
+    c = user.conversation("Too long", ("Hi", "Hello."))
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    console.allow(r"413")
+    page.goto(f"/c/{c['id']}")
+    page.locator(".msg.assistant", has_text="Hello.").wait_for()
+    big = "word " * 6000  # 30 kB > CHATMEM_MAX_MESSAGE_BYTES
+    composer(page).fill(big)
+    composer(page).press("Enter")
+    page.get_by_role("alert").filter(has_text="too long to send").wait_for()
+    assert composer(page).input_value() == big
+    assert len(user.messages(c["id"])) == 2  # nothing was written
+    shot(page, "chat-send-error", look)
+    done(page, console)
+
+
+# ── 3. the tree ─────────────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_tree_regenerate_edit_resend_fork_delete_and_inline_thread(browser, server, user, look):
+    c = user.conversation(
+        "Tree",
+        ("What lives in tide pools?", "Anemones, starfish and small crabs live in tide pools."),
+        ("Which is the slowest?", "The starfish is the slowest of them."),
+    )
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    page.goto(f"/c/{c['id']}")
+    last = page.locator(".msg.assistant").last
+    last.wait_for()
+    # regenerate → a second version with arrows n/m
+    last.get_by_role("button", name="Regenerate").click()
+    wait_answer(page, 2)
+    last = page.locator(".msg.assistant").last
+    assert last.locator(".branch-pos").inner_text() == "2/2"
+    last.get_by_role("button", name="Previous version").click()
+    page.locator(".msg.assistant").last.filter(has_text="slowest of them").wait_for()
+    assert page.locator(".msg.assistant").last.locator(".branch-pos").inner_text() == "1/2"
+    # edit in place, in an editor
+    last = page.locator(".msg.assistant").last
+    last.get_by_role("button", name="Edit message").click()
+    editor = last.get_by_role("textbox", name="Edit message")
+    editor.fill("The starfish, by far.")
+    last.get_by_role("button", name="Save").click()
+    editor.wait_for(state="detached")
+    page.locator(".msg.assistant .md").last.filter(has_text="The starfish, by far.").wait_for()
+    assert eventually(lambda: user.messages(c["id"])[-1]["text"] == "The starfish, by far.")
+    # edit and resend the question → a new user branch and a fresh answer
+    q = page.locator(".msg.user").last
+    q.get_by_role("button", name="Edit message").click()
+    q.get_by_role("textbox", name="Edit message").fill("Which is the fastest?")
+    q.get_by_role("button", name="Send").click()
+    page.locator(".msg.user").last.filter(has_text="Which is the fastest?").wait_for()
+    wait_answer(page, 2)
+    assert page.locator(".msg.user").last.locator(".branch-pos").inner_text() == "2/2"
+    shot(page, "chat-tree", look)
+    # delete a round, after a confirmation (Cancel keeps it)
+    first_q = page.locator(".msg.user").first
+    page.locator(".msg.assistant").first.get_by_role("button", name="Delete round").click()
+    page.get_by_role("dialog", name="Delete this round?").get_by_role(
+        "button", name="Cancel"
+    ).click()
+    assert page.locator(".msg.user").count() == 2
+    page.locator(".msg.assistant").first.get_by_role("button", name="Delete round").click()
+    page.get_by_role("dialog", name="Delete this round?").get_by_role(
+        "button", name="Delete round"
+    ).click()
+    first_q.filter(has_text="What lives").wait_for(state="detached")
+    assert page.locator(".msg.user").count() == 1
+    # inline thread from a text selection: quote → side panel with its own chat
+    page.evaluate(
+        """() => {
+          const p = [...document.querySelectorAll('.msg.assistant .md p')].pop();
+          const r = document.createRange(); r.setStart(p.firstChild, 0); r.setEnd(p.firstChild, 9);
+          const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+          p.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
+        }"""
+    )
+    page.locator(".ask-selection").click()
+    panel = page.get_by_role("complementary", name="Thread")
+    panel.wait_for()
+    quote = panel.locator(".thread-quote").inner_text()
+    assert quote and quote in page.locator(".msg.assistant .md").first.inner_text()
+    panel.locator("#thread-input").fill("Tell me more about this")
+    panel.locator("#thread-input").press("Enter")
+    panel.locator(".msg.assistant.done").wait_for(timeout=60_000)
+    shot(page, "chat-thread", look)
+    threads = user.api.get(f"/api/conversations/{c['id']}/inline-threads").json()["items"]
+    assert len(threads) == 1 and threads[0]["inline_quote"] == quote
+    panel.get_by_role("button", name="Close thread").click()
+    panel.wait_for(state="detached")
+    # fork from a message → a new conversation with its own URL
+    page.locator(".msg.assistant").last.get_by_role("button", name="Fork from here").click()
+    page.wait_for_url(lambda url: c["id"] not in url and "/c/c_" in url)
+    page.locator(".msg.user", has_text="Which is the fastest?").wait_for()
+    done(page, console)
+
+
+# ── 4. conversations ────────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_conversation_list_actions_search_projects_and_models(browser, server, user, look):
+    for i in range(1, 106):
+        user.api.post("/api/conversations", json={"title": f"Chat {i:03d}"})
+    target = user.conversation(
+        "Ocean notes",
+        ("Notes on the abyssal zone", "The abyssal zone is very dark and cold."),
+        *[(f"filler question {i}", f"filler answer {i}") for i in range(30)],
+    )
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    page.goto(f"/c/{target['id']}")
+    page.locator(".msg.assistant", has_text="filler answer 29").wait_for()
+    # a URL per conversation: reload and a new tab open it again
+    page.reload()
+    page.locator(".msg.assistant", has_text="filler answer 29").wait_for()
+    tab = ctx.new_page()
+    tab.goto(f"/c/{target['id']}")
+    tab.locator(".msg.assistant", has_text="filler answer 29").wait_for()
+    tab.close()
+    open_sidebar_if_narrow(page, look)
+    sidebar = page.locator("#sidebar")
+    # infinite scroll past 100
+    assert sidebar.locator(".conv-item", has_text="Chat 001").count() == 0
+    for _ in range(20):
+        sidebar.locator(".sidebar-scroll").evaluate("el => el.scrollTop = el.scrollHeight")
+        if sidebar.locator(".conv-item", has_text="Chat 001").count():
+            break
+        page.wait_for_timeout(300)
+    sidebar.locator(".conv-item", has_text="Chat 001").wait_for()
+    item = sidebar.locator(".conv-item", has_text="Chat 050")
+
+    def act(item, name):
+        item.get_by_role("button", name=re.compile("^Actions for")).click()
+        page.get_by_role("menuitem", name=name).click()
+
+    # pin: it moves to the top, marked
+    act(item, "Pin")
+    first = sidebar.locator(".conv-item").first
+    first.filter(has_text="Chat 050").wait_for()
+    assert first.get_by_label("Pinned").count() == 1
+    act(first, "Star")
+    first.get_by_label("Starred").wait_for()
+    # rename
+    act(first, "Rename")
+    dialog = page.get_by_role("dialog", name="Rename")
+    dialog.get_by_role("textbox").fill("Chat fifty")
+    dialog.get_by_role("button", name="Save").click()
+    sidebar.locator(".conv-item").first.filter(has_text="Chat fifty").wait_for()
+    # archive → gone from the list, in the archive view, back again
+    act(sidebar.locator(".conv-item").first, "Archive")
+    sidebar.locator(".conv-item", has_text="Chat fifty").wait_for(state="detached")
+    sidebar.get_by_role("link", name="Archive").click()
+    page.get_by_role("heading", name="Archived").wait_for()
+    arch = page.locator(".page-body .conv-item", has_text="Chat fifty")
+    arch.wait_for()
+    shot(page, "archive", look)
+    act(arch, "Unarchive")
+    arch.wait_for(state="detached")
+    # delete, after a confirmation
+    open_sidebar_if_narrow(page, look)
+    act(sidebar.locator(".conv-item", has_text="Chat fifty"), "Delete")
+    page.get_by_role("dialog", name="Delete this conversation?").get_by_role(
+        "button", name="Delete"
+    ).click()
+    sidebar.locator(".conv-item", has_text="Chat fifty").wait_for(state="detached")
+    titles = [c["title"] for c in user.api.get("/api/conversations?limit=200").json()["items"]]
+    assert "Chat fifty" not in titles and "Chat 049" in titles
+    # search titles and messages; a message hit opens in context
+    page.keyboard.press("Control+k")
+    search = page.get_by_role("dialog", name="Search chats")
+    search.get_by_role("searchbox").fill("abyssal")
+    hit = search.locator(".result", has_text="Ocean notes").last
+    hit.locator("mark", has_text="abyssal").first.wait_for()
+    shot(page, "search", look)
+    hit.click()
+    page.wait_for_url(re.compile(r"\?m="))
+    target_msg = page.locator(".msg.target", has_text="abyssal")
+    target_msg.wait_for()
+    box = target_msg.bounding_box()
+    assert box and 0 <= box["y"] < page.viewport_size["height"]
+    # projects: create with instructions, rename, move a chat in
+    open_sidebar_if_narrow(page, look)
+    page.get_by_role("button", name="New project").click()
+    dlg = page.get_by_role("dialog", name="New project")
+    dlg.get_by_label("Name").fill("Marine biology")
+    dlg.get_by_label("Instructions for every chat in this project").fill("Answer like a diver.")
+    dlg.get_by_role("button", name="Create project").click()
+    page.get_by_role("heading", name=re.compile("Marine biology")).wait_for()
+    page.get_by_role("button", name="Edit project").click()
+    dlg = page.get_by_role("dialog", name="Edit project")
+    dlg.get_by_label("Name").fill("Marine life")
+    dlg.get_by_role("button", name="Save").click()
+    page.get_by_role("heading", name=re.compile("Marine life")).wait_for()
+    page.get_by_text("Answer like a diver.").wait_for()
+    open_sidebar_if_narrow(page, look)
+    act(sidebar.locator(".conv-item", has_text="Ocean notes"), "Move to project")
+    page.get_by_role("dialog", name="Move to project").get_by_role(
+        "button", name="Marine life"
+    ).click()
+    page.locator(".page-body .conv-item", has_text="Ocean notes").wait_for()
+    [proj] = user.api.get("/api/projects").json()["items"]
+    assert proj["instructions"] == "Answer like a diver."
+    assert user.api.get(f"/api/conversations/{target['id']}").json()["project_id"] == proj["id"]
+    # the model picker lists /api/models and sets the conversation's model
+    page.goto(f"/c/{target['id']}")
+    picker = page.get_by_label("Model")
+    picker.locator("option").first.wait_for(state="attached")
+    ids = picker.locator("option").evaluate_all("os => os.map(o => o.value)")
+    assert ids == [m["id"] for m in user.api.get("/api/models").json()["items"]]
+    picker.select_option("fast")
+    page.wait_for_function("() => document.querySelector('.model-picker select').value === 'fast'")
+    assert eventually(
+        lambda: user.api.get(f"/api/conversations/{target['id']}").json()["model_id"] == "fast"
+    )
+    done(page, console)
+
+
+# ── 7. keyboard, accessibility, CSP ─────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_keyboard_only_accessible_names_live_region_and_csp(browser, server, user, look):
+    user.conversation("Keyboard chat", ("Hi there", "Hello, keyboard user."))
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    response = page.goto("/")
+    csp = response.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    page.get_by_role("heading", name="What can I help with?").wait_for()
+    assert page.evaluate("document.activeElement.id") == "composer-input"
+    # help dialog lists the shortcuts
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press("?")
+    help_ = page.get_by_role("dialog", name="Keyboard shortcuts")
+    help_.wait_for()
+    for key in ("Ctrl", "K", "Enter", "Shift"):
+        assert help_.locator("kbd", has_text=key).count()
+    shot(page, "help", look)
+    page.keyboard.press("Escape")
+    help_.wait_for(state="hidden")
+    # open a conversation with the keyboard alone: Tab to it, Enter
+    if look[0] == "phone":
+        page.keyboard.press("Control+b")
+        page.locator("#sidebar").wait_for(state="visible")
+    page.evaluate("document.activeElement.blur()")
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.classList.contains('conv-link')"):
+            break
+    assert page.evaluate("document.activeElement.textContent").endswith("Keyboard chat")
+    # the focus is visible
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("none", "")
+    page.keyboard.press("Enter")
+    page.locator(".msg.assistant", has_text="Hello, keyboard user.").wait_for()
+    # the conversation's menu by keyboard: Tab to its button, arrows, Enter
+    page.keyboard.press("Control+b") if look[0] == "phone" else None
+    page.get_by_role("button", name="Actions for Keyboard chat").focus()
+    page.keyboard.press("Enter")
+    page.get_by_role("menuitem", name="Rename").wait_for()
+    assert page.evaluate("document.activeElement.textContent") == "Rename"
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.textContent") == "Pin"
+    page.keyboard.press("Enter")
+    page.locator(".conv-item").first.get_by_label("Pinned").wait_for()
+    # Shift+Esc focuses the composer; Enter sends; the answer is announced politely
+    page.keyboard.press("Escape") if look[0] == "phone" else None
+    page.keyboard.press("Shift+Escape")
+    assert page.evaluate("document.activeElement.id") == "composer-input"
+    page.keyboard.type("One more, by keyboard")
+    page.keyboard.press("Enter")
+    page.locator(".msg.assistant.streaming").wait_for()
+    page.keyboard.press("Escape")  # Escape in the composer stops the answer
+    page.locator(".msg.assistant.stopped").wait_for(timeout=30_000)
+    live = page.locator("[aria-live=polite]", has_text="Answer complete.")
+    live.wait_for(timeout=30_000)
+    # Ctrl+K searches; Ctrl+Shift+O starts a new chat
+    page.keyboard.press("Control+k")
+    page.get_by_role("dialog", name="Search chats").wait_for()
+    assert page.evaluate("document.activeElement.type") == "search"
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+Shift+O")
+    page.wait_for_url(re.compile(r"/$"))
+    assert not unnamed_controls(page)
+    page.goto("/c/" + user.api.get("/api/conversations").json()["items"][0]["id"])
+    page.locator(".msg.assistant").first.wait_for()
+    assert not unnamed_controls(page)
+    # the CSP forbids inline script: an injected inline script does not run
+    console.allow("Content Security Policy")
+    page.evaluate(
+        """() => { const s = document.createElement('script');
+                   s.textContent = 'window.__inline = 1'; document.head.appendChild(s); }"""
+    )
+    assert page.evaluate("window.__inline") is None
+    done(page, console)
+
+
+# ── 6. API docs offline ─────────────────────────────────────────────────────────────────────
+
+
+def test_api_docs_work_offline(browser, server):
+    ctx, page, console = new_page(browser, server.base, ("desktop", "light"))
+    outside: list[str] = []
+
+    def guard(route):
+        if route.request.url.startswith(server.base):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", guard)
+    page.goto("/docs")
+    page.locator(".swagger-ui .info .title", has_text="chatmem").wait_for()
+    page.locator(".opblock-summary-path", has_text="/api/conversations").first.wait_for()
+    shot(page, "docs", ("desktop", "light"))
+    assert outside == []
+    done(page, console)
+
+
+# ── the screens in the other two looks (desktop dark, phone light) ──────────────────────────
+
+
+@pytest.mark.parametrize(
+    "look", [("desktop", "dark"), ("phone", "light")], ids=["desktop-dark", "phone-light"]
+)
+def test_main_screens_in_the_other_looks(browser, server, user, look):
+    c = user.conversation("Looks", ("Show me Markdown", [{"kind": "text", "text": MARKDOWN}]))
+    ctx, page, console = new_page(browser, server.base, look)
+    page.goto("/login")
+    page.get_by_role("heading", name="Log in to chatmem").wait_for()
+    shot(page, "login", look)
+    ctx.add_cookies(session_cookies(server.base, *user.login))
+    page.goto("/")
+    page.get_by_role("heading", name="What can I help with?").wait_for()
+    shot(page, "home", look)
+    page.goto(f"/c/{c['id']}")
+    page.locator(".msg.assistant h1").wait_for()
+    no_horizontal_scroll(page)
+    shot(page, "chat-markdown", look)
+    open_sidebar_if_narrow(page, look)
+    shot(page, "sidebar", look)
+    page.goto("/settings")
+    page.get_by_role("heading", name="Change password").wait_for()
+    no_horizontal_scroll(page)
+    shot(page, "settings", look)
+    done(page, console)
+
+
+# ── on both databases: the core flow, and a server crash mid-stream ─────────────────────────
+
+
+CRASH_ENV = {
+    "CHATMEM_DEMO_DELAY_MS": "40",
+    "CHATMEM_DEMO_MIN_TOKENS": "400",
+    "CHATMEM_LEASE_TTL_S": "2",
+    "CHATMEM_SWEEP_INTERVAL_S": "0.3",
+}
+
+
+def test_core_flow_and_crash_recovery_on_each_database(browser, db_url):
+    """Send, stream, reload mid-stream, regenerate to 2/2 — then SIGKILL the server mid-answer:
+    the page says it is reconnecting, and once a server is back the answer ends as interrupted
+    with the human message."""
+    s = Server(db_url, env_extra=CRASH_ENV).start()
+    try:
+        email = f"crash-{uuid.uuid4().hex[:6]}@example.com"
+        create_user(db_url, email, password=PASSWORD)
+        look = ("desktop", "light")
+        ctx, page, console = new_page(browser, s.base, look, login=(email, PASSWORD))
+        page.goto("/")
+        composer(page).fill("A very long answer about the deep sea")
+        composer(page).press("Enter")
+        page.wait_for_url(re.compile(r"/c/c_"))
+        page.locator(".msg.assistant.streaming .md p").wait_for()
+        page.reload()
+        page.locator(".msg.assistant.streaming .md p").wait_for()
+        s.kill()  # SIGKILL mid-answer
+        page.locator(".msg-state", has_text="reconnecting").wait_for(timeout=30_000)
+        shot(page, "chat-reconnecting", look)
+        s = Server(db_url, env_extra=CRASH_ENV, port=s.port).start()
+        state = page.locator(".msg.assistant.interrupted .msg-state")
+        state.wait_for(timeout=60_000)
+        assert "interrupted" in state.inner_text().lower() and "Regenerate" in state.inner_text()
+        shot(page, "chat-interrupted", look)
+        page.locator(".msg.assistant").last.get_by_role("button", name="Regenerate").click()
+        page.locator(".msg.assistant .branch-pos", has_text="2/2").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Stop").click()
+        page.locator(".msg.assistant.stopped").wait_for(timeout=30_000)
+        console.allow(r"Failed to load resource|ERR_CONNECTION_REFUSED|net::")
+        done(page, console)
+    finally:
+        s.stop()
