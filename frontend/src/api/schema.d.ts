@@ -767,6 +767,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rpc/chat/inbox/{chatId}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Inbox Resume
+         * @description The AI SDK resume convention (``useChat({resume: true})``): the chat's running reply, or
+         *     204. ``chatId`` is the agent id (its default conversation) or an agent conversation id.
+         */
+        get: operations["inbox_resume_rpc_chat_inbox__chatId__stream_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Chat Completions
+         * @description A chatmem turn in OpenAI's Chat Completions shape (see the package docstring).
+         */
+        post: operations["chat_completions_v1_chat_completions_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Models */
+        get: operations["models_v1_models_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -989,6 +1047,21 @@ export interface components {
             /** Visibility */
             visibility?: ("private" | "public") | null;
         };
+        /** AssistantMessage */
+        AssistantMessage: {
+            /** Content */
+            content: string | null;
+            /** Reasoning Content */
+            reasoning_content?: string | null;
+            /**
+             * Role
+             * @default assistant
+             * @constant
+             */
+            role?: "assistant";
+            /** Tool Calls */
+            tool_calls?: components["schemas"]["ToolCallOut"][] | null;
+        };
         /**
          * Block
          * @description One typed content block (``kind`` is one of blocks.BLOCK_KINDS); kind-specific fields such
@@ -1001,6 +1074,116 @@ export interface components {
             text?: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /** ChatCompletion */
+        ChatCompletion: {
+            /** Choices */
+            choices: components["schemas"]["Choice"][];
+            /** Created */
+            created: number;
+            /** Id */
+            id: string;
+            /** Model */
+            model: string;
+            /**
+             * Object
+             * @default chat.completion
+             * @constant
+             */
+            object?: "chat.completion";
+            /** System Fingerprint */
+            system_fingerprint?: string | null;
+            usage: components["schemas"]["UsageOut"];
+        };
+        /** ChatCompletionRequest */
+        ChatCompletionRequest: {
+            /** Frequency Penalty */
+            frequency_penalty?: number | null;
+            /** Max Completion Tokens */
+            max_completion_tokens?: number | null;
+            /** Max Tokens */
+            max_tokens?: number | null;
+            /** Messages */
+            messages: components["schemas"]["ChatMessageIn"][];
+            /**
+             * Metadata
+             * @description `chatmem_conversation`: the conversation to continue (like the X-Chatmem-Conversation header)
+             */
+            metadata?: {
+                [key: string]: string;
+            } | null;
+            /** Model */
+            model: string;
+            /**
+             * N
+             * @description only 1 is supported
+             */
+            n?: number | null;
+            /** Parallel Tool Calls */
+            parallel_tool_calls?: boolean | null;
+            /** Presence Penalty */
+            presence_penalty?: number | null;
+            /** Response Format */
+            response_format?: {
+                [key: string]: unknown;
+            } | null;
+            /** Seed */
+            seed?: number | null;
+            /** Stop */
+            stop?: string | string[] | null;
+            /**
+             * Stream
+             * @default false
+             */
+            stream?: boolean;
+            stream_options?: components["schemas"]["StreamOptions"] | null;
+            /** Temperature */
+            temperature?: number | null;
+            /** Tool Choice */
+            tool_choice?: string | {
+                [key: string]: unknown;
+            } | null;
+            /** Tools */
+            tools?: {
+                [key: string]: unknown;
+            }[] | null;
+            /** Top P */
+            top_p?: number | null;
+        };
+        /** ChatMessageIn */
+        ChatMessageIn: {
+            /** Content */
+            content?: string | {
+                [key: string]: unknown;
+            }[] | null;
+            /** Name */
+            name?: string | null;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "system" | "developer" | "user" | "assistant" | "tool" | "function";
+            /** Tool Call Id */
+            tool_call_id?: string | null;
+            /** Tool Calls */
+            tool_calls?: {
+                [key: string]: unknown;
+            }[] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** Choice */
+        Choice: {
+            /** Finish Reason */
+            finish_reason: string;
+            /**
+             * Index
+             * @default 0
+             */
+            index?: number;
+            /** Logprobs */
+            logprobs?: null;
+            message: components["schemas"]["AssistantMessage"];
         };
         /** CompactOut */
         CompactOut: {
@@ -1348,6 +1531,13 @@ export interface components {
             /** Title */
             title?: string | null;
         };
+        /** FunctionCall */
+        FunctionCall: {
+            /** Arguments */
+            arguments: string;
+            /** Name */
+            name: string;
+        };
         /** Health */
         Health: {
             /**
@@ -1360,18 +1550,18 @@ export interface components {
         };
         /**
          * InboxChatMessage
-         * @description The AI SDK UI message the seed's web client sends.
+         * @description The AI SDK UI message the seed's web client sends (what ``useChat`` keeps per message).
          */
         InboxChatMessage: {
             /** Id */
             id?: string | null;
             /** Parts */
-            parts: components["schemas"]["TextPart"][];
+            parts?: components["schemas"]["UIPart"][];
             /**
              * Role
              * @enum {string}
              */
-            role: "user" | "assistant";
+            role: "user" | "assistant" | "system";
         };
         /**
          * InboxChatPersona
@@ -1725,6 +1915,8 @@ export interface components {
             content: string | {
                 [key: string]: unknown;
             }[];
+            /** Created At */
+            created_at?: number | null;
             /** Generate */
             generate?: boolean | null;
             /** Metadata */
@@ -1874,6 +2066,35 @@ export interface components {
             requestId: string;
             /** Timestamp */
             timestamp: string;
+        };
+        /** ModelCard */
+        ModelCard: {
+            /**
+             * Created
+             * @default 0
+             */
+            created?: number;
+            /** Id */
+            id: string;
+            /**
+             * Object
+             * @default model
+             * @constant
+             */
+            object?: "model";
+            /** Owned By */
+            owned_by: string;
+        };
+        /** ModelCards */
+        ModelCards: {
+            /** Data */
+            data: components["schemas"]["ModelCard"][];
+            /**
+             * Object
+             * @default list
+             * @constant
+             */
+            object?: "list";
         };
         /** ModelList */
         ModelList: {
@@ -2029,6 +2250,14 @@ export interface components {
             content: unknown;
             /** Role */
             role: string;
+        };
+        /** PromptTokensDetails */
+        PromptTokensDetails: {
+            /**
+             * Cached Tokens
+             * @default 0
+             */
+            cached_tokens?: number;
         };
         /**
          * PublicMessage
@@ -2266,6 +2495,14 @@ export interface components {
              */
             stopped: string[];
         };
+        /** StreamOptions */
+        StreamOptions: {
+            /**
+             * Include Usage
+             * @default false
+             */
+            include_usage?: boolean;
+        };
         /** SuccessResult */
         SuccessResult: {
             /**
@@ -2363,15 +2600,17 @@ export interface components {
             /** Text */
             text: string;
         };
-        /** TextPart */
-        TextPart: {
-            /** Text */
-            text: string;
+        /** ToolCallOut */
+        ToolCallOut: {
+            function: components["schemas"]["FunctionCall"];
+            /** Id */
+            id: string;
             /**
              * Type
+             * @default function
              * @constant
              */
-            type: "text";
+            type?: "function";
         };
         /** TurnStarted */
         TurnStarted: {
@@ -2386,6 +2625,17 @@ export interface components {
             stream_url: string;
             /** User Message Id */
             user_message_id: string;
+        };
+        /**
+         * UIPart
+         * @description One part of an AI SDK UI message: ``text``, or any other type the SDK emits (``step-start``,
+         *     ``reasoning``, ``tool-*``, ``file``, ``source-url``, ``data-*`` …), accepted and ignored.
+         */
+        UIPart: {
+            /** Text */
+            text?: string | null;
+            /** Type */
+            type: string;
         };
         /** UpdateAgentMemoryRequest */
         UpdateAgentMemoryRequest: {
@@ -2425,6 +2675,16 @@ export interface components {
             input_tokens: number;
             /** Output Tokens */
             output_tokens: number;
+        };
+        /** UsageOut */
+        UsageOut: {
+            /** Completion Tokens */
+            completion_tokens: number;
+            /** Prompt Tokens */
+            prompt_tokens: number;
+            prompt_tokens_details?: components["schemas"]["PromptTokensDetails"] | null;
+            /** Total Tokens */
+            total_tokens: number;
         };
         /** UserOut */
         UserOut: {
@@ -2571,6 +2831,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     list_jobs_api_admin_jobs_get: {
@@ -2631,6 +2901,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     list_reports_api_admin_user_feedback_get: {
@@ -2684,6 +2964,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2758,6 +3048,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     list__api_agents_get: {
@@ -2808,6 +3108,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2892,6 +3202,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     get_api_agents__obj_id__get: {
@@ -2959,6 +3279,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     delete_api_agents__obj_id__delete: {
@@ -3018,6 +3348,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3113,6 +3453,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     login_api_auth_login_post: {
@@ -3191,6 +3541,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     logout_api_auth_logout_post: {
@@ -3239,6 +3599,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3295,6 +3665,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3358,6 +3738,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3442,6 +3832,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     get_api_conversations__cid__get: {
@@ -3509,6 +3909,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     delete_api_conversations__cid__delete: {
@@ -3568,6 +3978,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3654,6 +4074,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     active_leaf_api_conversations__cid__active_leaf_patch: {
@@ -3728,6 +4158,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3810,6 +4250,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     context_api_conversations__cid__context_get: {
@@ -3874,6 +4324,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3969,6 +4429,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     list__api_conversations__cid__inline_threads_get: {
@@ -4032,6 +4502,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4118,6 +4598,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     messages_api_conversations__cid__messages_get: {
@@ -4187,6 +4677,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4357,6 +4857,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     get_message_api_conversations__cid__messages__mid__get: {
@@ -4419,6 +4929,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4496,6 +5016,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4592,6 +5122,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     get_rating_api_conversations__cid__messages__mid__feedback_get: {
@@ -4654,6 +5194,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4744,6 +5294,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4869,6 +5429,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5030,6 +5600,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     get_share_api_conversations__cid__share_get: {
@@ -5091,6 +5671,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5164,6 +5754,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     revoke_share_api_conversations__cid__share_delete: {
@@ -5223,6 +5823,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5309,6 +5919,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     health_api_health_get: {
@@ -5327,6 +5947,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -5379,6 +6009,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5454,6 +6094,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     list__api_me_memories_get: {
@@ -5514,6 +6164,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5607,6 +6267,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     get_api_me_memories__mid__get: {
@@ -5674,6 +6344,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     delete_api_me_memories__mid__delete: {
@@ -5735,6 +6415,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5821,6 +6511,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     history_api_me_memories__mid__history_get: {
@@ -5882,6 +6582,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5955,6 +6665,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     models_api_models_get: {
@@ -6011,6 +6731,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     list__api_projects_get: {
@@ -6061,6 +6791,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6145,6 +6885,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     get_api_projects__obj_id__get: {
@@ -6212,6 +6962,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     delete_api_projects__obj_id__delete: {
@@ -6271,6 +7031,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6366,6 +7136,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     read_shared_api_public_shared__token__get: {
@@ -6442,6 +7222,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     clone_shared_api_public_shared__token__clone_post: {
@@ -6509,6 +7299,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     search_api_search_get: {
@@ -6561,6 +7361,16 @@ export interface operations {
             /** @description Validation failed: the body or a parameter does not match the schema */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6657,6 +7467,16 @@ export interface operations {
             /** @description Too many requests: the concurrent-generation cap or a rate limit */
             429: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6766,6 +7586,16 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
         };
     };
     agent_memory_delete_rpc_agent_my__agentId__memories__memoryId__delete: {
@@ -6864,6 +7694,16 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6978,6 +7818,16 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
         };
     };
     inbox_chat_rpc_chat_inbox_post: {
@@ -6993,7 +7843,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description the reply as it is generated, plain UTF-8 text (AI SDK text stream) */
+            /** @description the reply as it is generated, plain UTF-8 text */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7077,6 +7927,16 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7186,6 +8046,16 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
         };
     };
     inbox_messages_rpc_chat_inbox__agentId__messages_get: {
@@ -7285,6 +8155,16 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7397,6 +8277,321 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    inbox_resume_rpc_chat_inbox__chatId__stream_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chatId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the running reply from its first character, plain UTF-8 text */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description no reply is being generated in this chat */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Method Not Allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    chat_completions_v1_chat_completions_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatCompletionRequest"];
+            };
+        };
+        responses: {
+            /** @description a chat.completion, or with `stream: true` its chunks as SSE */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatCompletion"];
+                    "text/event-stream": {
+                        /** @description a chat.completion.chunk as JSON, an {error} object, or [DONE] */
+                        data: string;
+                    };
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The content exceeds the configured size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: the concurrent-generation cap or a rate limit */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The model failed (the turn is stored as failed; retry regenerates it) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    models_v1_models_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelCards"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
