@@ -142,6 +142,21 @@ def composer(page):
     return page.locator("#composer-input")
 
 
+def new_chat(page, text: str) -> str:
+    """Send the first message of a new chat from /; returns the conversation id from its URL."""
+    page.goto("/")
+    composer(page).fill(text)
+    composer(page).press("Enter")
+    page.wait_for_url(re.compile(r"/c/c_"))
+    return page.url.rsplit("/", 1)[1]
+
+
+def more(message, action: str) -> None:
+    """A message's less frequent actions are in its "More actions" menu."""
+    message.get_by_role("button", name="More actions").click()
+    message.page.get_by_role("menuitem", name=action).click()
+
+
 # ── 5. accounts: login page, logout, password, language ─────────────────────────────────────
 
 
@@ -362,11 +377,7 @@ def test_send_stream_markdown_copy_and_title(browser, server, user, look):
 @pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
 def test_reload_midstream_resumes_and_stop_from_another_tab(browser, server, user, look):
     ctx, page, console = new_page(browser, server.base, look, login=user.login)
-    page.goto("/")
-    composer(page).fill("Please write a long answer about coral reefs")
-    composer(page).press("Enter")
-    page.wait_for_url(re.compile(r"/c/c_"))
-    cid = page.url.rsplit("/", 1)[1]
+    cid = new_chat(page, "Please write a long answer about coral reefs")
     page.locator(".msg.assistant.streaming .md p").wait_for()
     page.reload()  # mid-stream: the server keeps generating; the page resumes the stream
     page.locator(".msg.user", has_text="coral reefs").wait_for()
@@ -395,11 +406,7 @@ def test_reload_midstream_resumes_and_stop_from_another_tab(browser, server, use
 def test_switching_chats_mid_stream_keeps_stop_with_its_chat(browser, server, user, look):
     quiet = user.conversation("Quiet chat", ("Hi", "Hello."))
     ctx, page, console = new_page(browser, server.base, look, login=user.login)
-    page.goto("/")
-    composer(page).fill("A long answer about volcanoes please")
-    composer(page).press("Enter")
-    page.wait_for_url(re.compile(r"/c/c_"))
-    busy = page.url.rsplit("/", 1)[1]
+    busy = new_chat(page, "A long answer about volcanoes please")
     page.locator(".msg.assistant.streaming").wait_for()
     open_sidebar_if_narrow(page, look)
     page.locator(".conv-link", has_text="Quiet chat").click()
@@ -458,7 +465,7 @@ def test_tree_regenerate_edit_resend_fork_delete_and_inline_thread(browser, serv
     assert page.locator(".msg.assistant").last.locator(".branch-pos").inner_text() == "1/2"
     # edit in place, in an editor
     last = page.locator(".msg.assistant").last
-    last.get_by_role("button", name="Edit message").click()
+    more(last, "Edit message")
     editor = last.get_by_role("textbox", name="Edit message")
     editor.fill("The starfish, by far.")
     last.get_by_role("button", name="Save").click()
@@ -476,12 +483,12 @@ def test_tree_regenerate_edit_resend_fork_delete_and_inline_thread(browser, serv
     shot(page, "chat-tree", look)
     # delete a round, after a confirmation (Cancel keeps it)
     first_q = page.locator(".msg.user").first
-    page.locator(".msg.assistant").first.get_by_role("button", name="Delete round").click()
+    more(page.locator(".msg.assistant").first, "Delete round")
     page.get_by_role("dialog", name="Delete this round?").get_by_role(
         "button", name="Cancel"
     ).click()
     assert page.locator(".msg.user").count() == 2
-    page.locator(".msg.assistant").first.get_by_role("button", name="Delete round").click()
+    more(page.locator(".msg.assistant").first, "Delete round")
     page.get_by_role("dialog", name="Delete this round?").get_by_role(
         "button", name="Delete round"
     ).click()
@@ -510,7 +517,7 @@ def test_tree_regenerate_edit_resend_fork_delete_and_inline_thread(browser, serv
     panel.get_by_role("button", name="Close thread").click()
     panel.wait_for(state="detached")
     # fork from a message → a new conversation with its own URL
-    page.locator(".msg.assistant").last.get_by_role("button", name="Fork from here").click()
+    more(page.locator(".msg.assistant").last, "Fork from here")
     page.wait_for_url(lambda url: c["id"] not in url and "/c/c_" in url)
     page.locator(".msg.user", has_text="Which is the fastest?").wait_for()
     done(page, console)
@@ -788,10 +795,7 @@ def test_core_flow_and_crash_recovery_on_each_database(browser, db_url):
         create_user(db_url, email, password=PASSWORD)
         look = ("desktop", "light")
         ctx, page, console = new_page(browser, s.base, look, login=(email, PASSWORD))
-        page.goto("/")
-        composer(page).fill("A very long answer about the deep sea")
-        composer(page).press("Enter")
-        page.wait_for_url(re.compile(r"/c/c_"))
+        new_chat(page, "A very long answer about the deep sea")
         page.locator(".msg.assistant.streaming .md p").wait_for()
         page.reload()
         page.locator(".msg.assistant.streaming .md p").wait_for()

@@ -7,6 +7,7 @@ import { displayOf } from "../stream/display";
 import type { TurnState } from "../stream/turn";
 import { branchNav } from "../tree/path";
 import { ConfirmDialog } from "../ui/Dialog";
+import { MenuButton, type MenuItem } from "../ui/Menu";
 import { toast } from "../ui/toast";
 import { copyText } from "./copy";
 import { Markdown } from "./Markdown";
@@ -52,6 +53,19 @@ export function MessageItem({
   const editor = useRef<HTMLTextAreaElement>(null);
   const streaming = ["connecting", "streaming", "reconnecting"].includes(d.phase) && m.status === "streaming";
   const role = m.role === "user" ? t("you") : t("assistant");
+  const more: MenuItem[] = [
+    ...(m.role === "assistant" ? [{ label: t("editMessage"), onSelect: () => startEdit() }] : []),
+    ...(m.role === "assistant" && actions.thread
+      ? [
+          {
+            label: t("askAboutSelection"),
+            onSelect: () => actions.thread?.(m, selectionIn(body.current) || d.text),
+          },
+        ]
+      : []),
+    { label: t("fork"), onSelect: () => actions.fork(m) },
+    ...(busy ? [] : [{ label: t("deleteRound"), onSelect: () => setConfirmDelete(true), danger: true }]),
+  ];
 
   useEffect(() => {
     if (editing) {
@@ -178,42 +192,32 @@ export function MessageItem({
                 </button>
               </span>
             )}
-            <button
-              type="button"
-              className="act"
-              onClick={async () => {
-                if (await copyText(d.text)) toast(t("copied"));
-              }}
-              aria-label={t("copyMessage")}
-            >
-              {t("copy")}
-            </button>
+            {d.text && (
+              <button
+                type="button"
+                className="act"
+                onClick={async () => {
+                  if (await copyText(d.text)) toast(t("copied"));
+                }}
+                aria-label={t("copyMessage")}
+              >
+                {t("copy")}
+              </button>
+            )}
+            {!streaming && m.role === "user" && (
+              <button type="button" className="act" onClick={startEdit} aria-label={t("editMessage")}>
+                {t("edit")}
+              </button>
+            )}
+            {!streaming && m.role === "assistant" && (
+              <button type="button" className="act" onClick={() => actions.regenerate(m)} disabled={busy}>
+                {t("regenerate")}
+              </button>
+            )}
             {!streaming && (
-              <>
-                <button type="button" className="act" onClick={startEdit} aria-label={t("editMessage")}>
-                  {t("edit")}
-                </button>
-                {m.role === "assistant" && (
-                  <button type="button" className="act" onClick={() => actions.regenerate(m)} disabled={busy}>
-                    {t("regenerate")}
-                  </button>
-                )}
-                {m.role === "assistant" && actions.thread && (
-                  <button
-                    type="button"
-                    className="act"
-                    onClick={() => actions.thread?.(m, selectionIn(body.current) || d.text)}
-                  >
-                    {t("askAboutSelection")}
-                  </button>
-                )}
-                <button type="button" className="act" onClick={() => actions.fork(m)}>
-                  {t("fork")}
-                </button>
-                <button type="button" className="act danger" onClick={() => setConfirmDelete(true)} disabled={busy}>
-                  {t("deleteRound")}
-                </button>
-              </>
+              <MenuButton label={t("moreActions")} items={more} className="msg-menu">
+                <span aria-hidden="true">⋯</span>
+              </MenuButton>
             )}
           </div>
         )}

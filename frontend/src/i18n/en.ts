@@ -71,6 +71,7 @@ export const en = {
   previousBranch: "Previous version",
   nextBranch: "Next version",
   branchPosition: "Version {n} of {m}",
+  moreActions: "More actions",
   thinking: "Thinking",
   streaming: "Writing…",
   reconnecting: "Connection lost — reconnecting…",

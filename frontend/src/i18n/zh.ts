@@ -68,6 +68,7 @@ export const zh: Messages = {
   previousBranch: "上一个版本",
   nextBranch: "下一个版本",
   branchPosition: "第 {n} 个版本，共 {m} 个",
+  moreActions: "更多操作",
   thinking: "思考过程",
   streaming: "正在回答…",
   reconnecting: "连接中断，正在重新连接…",

@@ -10,10 +10,13 @@ Every path the app routes to in the browser (``SPA_PATHS``) answers with its ``i
 
 from __future__ import annotations
 
+import functools
+import gzip
 from pathlib import Path
 
+import anyio
 from fastapi import APIRouter
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.responses import FileResponse, HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 
 from .csp import HTML_HEADERS
@@ -60,13 +63,39 @@ async def docs():
     return _page("docs.html")
 
 
+IMMUTABLE = "public, max-age=31536000, immutable"
+COMPRESSIBLE = {".js": "text/javascript", ".css": "text/css", ".json": "application/json"}
+
+
+@functools.lru_cache(maxsize=64)
+def _gzipped(path: str, mtime_ns: int) -> bytes:
+    """A build file gzipped once per process (the files never change under a hashed name)."""
+    return gzip.compress(Path(path).read_bytes(), compresslevel=9, mtime=0)
+
+
 class ImmutableStatic(StaticFiles):
-    """Hashed build output: the name changes with the content, so it may be cached for a year."""
+    """Hashed build output: the name changes with the content, so it may be cached for a year.
+    Scripts and styles go out gzipped to clients that accept it (the bundle shrinks ~3×)."""
 
     async def get_response(self, path, scope):
+        suffix = Path(path).suffix
+        accepts = dict(scope.get("headers") or ()).get(b"accept-encoding", b"")
+        if suffix in COMPRESSIBLE and b"gzip" in accepts:
+            full, stat = await anyio.to_thread.run_sync(self.lookup_path, path)
+            if stat is not None and full:
+                body = await anyio.to_thread.run_sync(_gzipped, full, stat.st_mtime_ns)
+                return Response(
+                    body,
+                    media_type=COMPRESSIBLE[suffix],
+                    headers={
+                        "Content-Encoding": "gzip",
+                        "Vary": "Accept-Encoding",
+                        "Cache-Control": IMMUTABLE,
+                    },
+                )
         response = await super().get_response(path, scope)
         if response.status_code == 200:
-            response.headers["Cache-Control"] = "public, max-age=31536000, immutable"
+            response.headers["Cache-Control"] = IMMUTABLE
         return response
 
 
