@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     lease_ttl_s: int = 30
     turn_cap_s: int = 90 * 60
     max_concurrent_turns: int = 3
+    # a client is shown only saved text: the flusher group-commits pending events this soon
+    # after the first (and back to back under load); flush_interval_ms bounds an idle wait
+    flush_coalesce_ms: int = 15
     flush_interval_ms: int = 250
     ping_interval_s: float = 15.0
     event_retention_s: int = 2 * 3600

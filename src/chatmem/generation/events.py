@@ -24,14 +24,21 @@ E = t.stream_events.c
 
 
 class LiveLog:
-    """Events of one running turn, held in memory; ``events[i]`` has ``seq == i + 1``."""
+    """Events of one running turn, held in memory; ``events[i]`` has ``seq == i + 1``.
 
-    def __init__(self, message_id: str, first: list[dict]) -> None:
+    Subscribers are given only **durable** events (``events[:flushed]``): a client is never shown
+    text that a crash could take back. The process's flusher (flusher.py) group-commits pending
+    events within milliseconds (``on_pending`` tells it there are some), so this costs a few
+    milliseconds of latency on a healthy machine — and on an overloaded one, text arrives in
+    larger batches instead of being shown and then lost."""
+
+    def __init__(self, message_id: str, first: list[dict], on_pending=None) -> None:
         self.message_id = message_id
         self.events: list[dict] = list(first)
         self.flushed = len(self.events)  # events[:flushed] are in the database
         self.closed = False
         self._wake = asyncio.Event()
+        self._on_pending = on_pending
 
     @property
     def last_seq(self) -> int:
@@ -41,9 +48,16 @@ class LiveLog:
         ev = {"seq": len(self.events) + 1, "type": type_, "data": data}
         self.events.append(ev)
         if durable:
-            self.flushed = len(self.events)
-        self._notify()
+            self.mark_flushed(len(self.events))
+        elif self._on_pending is not None:
+            self._on_pending()
         return ev
+
+    def mark_flushed(self, upto: int) -> None:
+        """Events up to seq ``upto`` are in the database: deliver them."""
+        if upto > self.flushed:
+            self.flushed = upto
+            self._notify()
 
     def pending(self) -> list[dict]:
         return self.events[self.flushed :]
@@ -57,13 +71,15 @@ class LiveLog:
         wake.set()
 
     async def batches(self, after: int, idle_s: float | None = None):
-        """Yield lists of events with seq > after until the log is closed and drained; with
-        ``idle_s``, an empty list after that long without events (the SSE keep-alive)."""
+        """Yield lists of durable events with seq > after until the log is closed and drained;
+        with ``idle_s``, an empty list after that long without events (the SSE keep-alive).
+        Events never flushed (the turn lost its row) are not given: the caller reads the rest
+        from the database."""
         seq = after
         while True:
-            if len(self.events) > seq:
-                batch = self.events[seq:]
-                seq = len(self.events)
+            if self.flushed > seq:
+                batch = self.events[seq : self.flushed]
+                seq = self.flushed
                 yield batch
                 continue
             if self.closed:

@@ -159,7 +159,7 @@ def _launch(
         run_hook=run_hook,
         started_ms=now,
     )
-    g.track(TurnRunner(rt, g, spec, ev.LiveLog(mid, [start_event])))
+    g.track(TurnRunner(rt, g, spec, ev.LiveLog(mid, [start_event], g.flusher.poke)))
 
 
 async def start_turn(

@@ -44,6 +44,9 @@ from .stops import StopScanner
 
 log = logging.getLogger("chatmem.generation")
 
+#: How long a turn waits for an unreachable database before failing as ``context_error``.
+CONTEXT_RETRY_S = 60.0
+
 #: Turn-level error codes beside the providers' (providers/errors.py); the README's "Error
 #: codes" table lists both. Their messages are fixed: exception text goes to the log only.
 TURN_ERRORS = {
@@ -158,7 +161,7 @@ class TurnRunner:
                 what=f"turn {self.spec.assistant_message_id} context",
                 attempts=1000,
                 max_s=1.0,
-                deadline_s=self.rt.settings.lease_ttl_s,
+                deadline_s=CONTEXT_RETRY_S,
             )
         except Exception:  # a failing hook or context builder is this turn's error
             log.exception("turn %s: context failed", self.spec.assistant_message_id)
@@ -363,7 +366,7 @@ class TurnRunner:
         )
         if final is None:
             return
-        self.live.flushed = self.live.last_seq
+        self.live.mark_flushed(self.live.last_seq)
         self.live.add("usage", usage_ev["data"], durable=True)
         self.live.add(final["type"], final["data"], durable=True)
 

@@ -5,6 +5,10 @@ the other features visible: the reply repeats the question and names the memorie
 the context assembler put in front of it. It streams word by word with ``demo_delay_ms`` between
 tokens, is at least ``demo_min_tokens`` tokens long, and reports usage like a real provider.
 
+A model with ``options.clock`` streams, instead of words, the wall-clock millisecond at which each
+token was produced (``" t1764582000123"``): what the durability tests and bench/flush.py read back
+after a SIGKILL to tell how old the newest unsaved text was, by content rather than by timers.
+
 ``compose_reply`` is pure and unit-tested on its own.
 """
 
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import AsyncIterator
 
 from .base import ChatMessage, Finish, ModelInfo, ProviderEvent, TextDelta, Usage
@@ -133,6 +138,7 @@ class DemoProvider:
         stop = "end_turn"
         if max_tokens and len(words) > max_tokens:
             words, stop = words[:max_tokens], "max_tokens"
+        clock = bool(model.options.get("clock"))
         for i, w in enumerate(words):
             if self.delay_s:
                 await asyncio.sleep(self.delay_s)
@@ -140,6 +146,8 @@ class DemoProvider:
                 # At 0 ms per token, words arrive the way a real stream delivers them: several
                 # per network read, with the event loop free between reads.
                 await asyncio.sleep(0)
+            if clock:
+                w = f"t{time.time_ns() // 1_000_000}"
             yield TextDelta(w if i == 0 else " " + w)
         yield Usage(
             input_tokens=sum(estimate_tokens(m.content) for m in messages), output_tokens=len(words)
