@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import sys
 import tempfile
@@ -29,6 +28,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 from sqlalchemy import insert
@@ -40,6 +40,7 @@ from chatmem.db.engine import Database
 from chatmem.db.ids import new_id
 from chatmem.db.migrate import upgrade
 from chatmem.embeddings import vector_search
+from pgtemp import temp_database
 
 MODEL = "local:all-MiniLM-L6-v2"
 CHUNK = 2000
@@ -167,31 +168,9 @@ async def main() -> None:
         url = f"sqlite:///{d}/bench.db"
         upgrade(url)
         await bench_db(url, "sqlite", args)
-    pg = os.environ.get("CHATMEM_BENCH_POSTGRES_URL") or os.environ.get("CHATMEM_TEST_POSTGRES_URL")
-    if pg:
-        import asyncpg
-        from sqlalchemy.engine import make_url
-
-        u = make_url(pg)
-        name = f"chatmem_bench_emb_{uuid.uuid4().hex[:6]}"
-        admin = dict(
-            host=u.host or "127.0.0.1",
-            port=u.port or 5432,
-            user=u.username or "postgres",
-            password=u.password,
-            database="postgres",
-        )
-        conn = await asyncpg.connect(**admin)
-        await conn.execute(f'CREATE DATABASE "{name}"')
-        await conn.close()
-        url = u.set(database=name).render_as_string(hide_password=False)
-        try:
-            await asyncio.to_thread(upgrade, url)
+    async with temp_database("chatmem_bench_emb") as url:
+        if url:
             await bench_db(url, "postgresql", args)
-        finally:
-            conn = await asyncpg.connect(**admin)
-            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            await conn.close()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import statistics
 import sys
@@ -27,6 +26,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sqlalchemy import insert
 
@@ -38,6 +38,7 @@ from chatmem.db.ids import new_id
 from chatmem.db.migrate import upgrade
 from chatmem.memory import retrieval
 from chatmem.memory.extract import SourceMessage, rule_candidates
+from pgtemp import temp_database
 
 WORDS = (
     "coffee tea jazz hiking Berlin Paris python rust chess cat dog garden piano novel "
@@ -193,31 +194,9 @@ async def main() -> None:
         url = f"sqlite:///{d}/bench.db"
         upgrade(url)
         await bench_db(url, "sqlite", args.reads)
-    pg = os.environ.get("CHATMEM_BENCH_POSTGRES_URL") or os.environ.get("CHATMEM_TEST_POSTGRES_URL")
-    if pg:
-        import asyncpg
-        from sqlalchemy.engine import make_url
-
-        u = make_url(pg)
-        name = f"chatmem_bench_mem_{uuid.uuid4().hex[:6]}"
-        admin = dict(
-            host=u.host or "127.0.0.1",
-            port=u.port or 5432,
-            user=u.username or "postgres",
-            password=u.password,
-            database="postgres",
-        )
-        conn = await asyncpg.connect(**admin)
-        await conn.execute(f'CREATE DATABASE "{name}"')
-        await conn.close()
-        url = u.set(database=name).render_as_string(hide_password=False)
-        try:
-            await asyncio.to_thread(upgrade, url)
+    async with temp_database("chatmem_bench_mem") as url:
+        if url:
             await bench_db(url, "postgresql", args.reads)
-        finally:
-            conn = await asyncpg.connect(**admin)
-            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            await conn.close()
     bench_extraction()
 
 

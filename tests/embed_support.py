@@ -3,15 +3,37 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
+import httpx
 from sqlalchemy import func, select
 
+from chatmem.app import create_app
+from chatmem.auth import service as auth_service
 from chatmem.db import schema as t
 from chatmem.embeddings import embed_query, vector_search
 from chatmem.embeddings import jobs as ejobs
 from chatmem.jobs.worker import Worker
 
+from .conftest import ApiUser
+
 E = t.embeddings.c
+
+
+@asynccontextmanager
+async def running_app(settings, email: str) -> AsyncIterator[tuple]:
+    """(runtime, ApiUser) of an app built from ``settings``, started and stopped around the block."""
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        rt = app.state.runtime
+        user, key = await auth_service.create_user(rt.db, email)
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://test",
+            headers={"Authorization": f"Bearer {key}"},
+        ) as client:
+            yield rt, ApiUser(user["id"], email, key, client)
 
 
 async def new_conv(u, **body) -> str:

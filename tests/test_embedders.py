@@ -24,7 +24,7 @@ from chatmem.embeddings.local import LocalEmbedder
 from chatmem.embeddings.openai import OpenAIEmbedder
 
 from .conftest import make_settings
-from .embed_support import drain, new_conv, say, search
+from .embed_support import drain, new_conv, running_app, say, search
 from .embed_support import vectors as stored
 
 BASE = "http://embed.test/v1"
@@ -194,20 +194,7 @@ async def test_openai_embedder_drives_the_whole_path(respx_mock, db_url):
         embedding_debounce_ms=0,
         run_worker=False,
     )
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        rt = app.state.runtime
-        from chatmem.auth import service as auth_service
-
-        from .conftest import ApiUser
-
-        user, key = await auth_service.create_user(rt.db, "oa@example.com")
-        client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://test",
-            headers={"Authorization": f"Bearer {key}"},
-        )
-        u = ApiUser(user["id"], "oa@example.com", key, client)
+    async with running_app(settings, "oa@example.com") as (rt, u):
         cid = await new_conv(u)
         target = await say(u, cid, "the grey cat called Pixel")
         await say(u, cid, "quarterly budget review")
@@ -216,7 +203,6 @@ async def test_openai_embedder_drives_the_whole_path(respx_mock, db_url):
         hits = await search(rt, u.id, "Pixel grey cat", conversation_ids=[cid], limit=1)
         assert hits[0][0] == target
         assert route.call_count == 2  # one batch for the messages, one for the query
-        await client.aclose()
 
 
 # ── local (sentence-transformers on the packaged all-MiniLM-L6-v2) ─────────────────────────────
@@ -241,20 +227,7 @@ async def test_local_model_finds_paraphrases_through_the_whole_path(db_url):
     """The real model, offline (local_files_only), loaded and run in worker threads."""
     LocalEmbedder.check(Settings(embedder="local"))  # the extra is installed by `make test`
     settings = make_settings(db_url, embedder="local", embedding_debounce_ms=0, run_worker=False)
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        rt = app.state.runtime
-        from chatmem.auth import service as auth_service
-
-        from .conftest import ApiUser
-
-        user, key = await auth_service.create_user(rt.db, "local@example.com")
-        client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://test",
-            headers={"Authorization": f"Bearer {key}"},
-        )
-        u = ApiUser(user["id"], "local@example.com", key, client)
+    async with running_app(settings, "local@example.com") as (rt, u):
         cid = await new_conv(u)
         ids = [await say(u, cid, d) for d in DOCS]
         await drain(rt)
@@ -266,7 +239,6 @@ async def test_local_model_finds_paraphrases_through_the_whole_path(db_url):
             assert hits[0][0] == ids[i], q
         qv = await embed_query(rt, PARAPHRASES[0])
         assert qv.model == "local:all-MiniLM-L6-v2" and len(qv.vector) == 384
-        await client.aclose()
 
 
 def test_local_embedder_refuses_a_missing_model_clearly():

@@ -108,39 +108,42 @@ async def _upsert(c: AsyncConnection, rows: list[dict], owner: str) -> None:
     await c.execute(stmt)
 
 
+async def _owners(c: AsyncConnection, q) -> dict:
+    """The owner rows of ``items`` as they are now, locked against deletion until commit."""
+    if c.dialect.name == "postgresql":
+        q = q.with_for_update(key_share=True)
+    return {r.id: r for r in (await c.execute(q)).all()}
+
+
+def _row(p: Pending, blob: bytes, dims: int, model: str, now: int, **owner) -> dict:
+    return dict(
+        id=new_id("emb"),
+        model=model,
+        dimensions=dims,
+        text_hash=p.text_hash,
+        vector=blob,
+        created_at=now,
+        **{"message_id": None, "memory_id": None, "conversation_id": None, **owner},
+    )
+
+
 async def write_message_vectors(
     c: AsyncConnection, model: str, items: list[tuple[Pending, bytes, int]]
 ) -> int:
     """Store vectors of messages whose text is unchanged since it was read; returns how many."""
     if not items:
         return 0
-    q = select(M.id, M.user_id, M.conversation_id, M.search_text, M.status).where(
-        M.id.in_([p.id for p, _, _ in items])
-    )
-    if c.dialect.name == "postgresql":
-        q = q.with_for_update(key_share=True)
-    current = {r.id: r for r in (await c.execute(q)).all()}
+    ids = [p.id for p, _, _ in items]
+    cols = (M.id, M.user_id, M.conversation_id, M.search_text, M.status)
+    current = await _owners(c, select(*cols).where(M.id.in_(ids)))
     now = now_ms()
     rows = []
     for p, blob, dims in items:
         r = current.get(p.id)
         if r is None or r.status != "complete" or vec.text_hash(r.search_text) != p.text_hash:
             continue  # deleted or edited while it was being embedded
-        rows.append(
-            dict(
-                id=new_id("emb"),
-                user_id=r.user_id,
-                owner_kind="message",
-                message_id=r.id,
-                memory_id=None,
-                conversation_id=r.conversation_id,
-                model=model,
-                dimensions=dims,
-                text_hash=p.text_hash,
-                vector=blob,
-                created_at=now,
-            )
-        )
+        owner = dict(user_id=r.user_id, conversation_id=r.conversation_id, message_id=r.id)
+        rows.append(_row(p, blob, dims, model, now, owner_kind="message", **owner))
     if rows:
         await _upsert(c, rows, "message_id")
     return len(rows)
@@ -149,35 +152,20 @@ async def write_message_vectors(
 async def write_memory_vectors(
     c: AsyncConnection, user_id: str, model: str, items: list[tuple[Pending, bytes, int]]
 ) -> int:
+    """Store vectors of the user's memories that are unchanged and still injectable."""
     if not items:
         return 0
-    q = select(MEM.id, MEM.memory_text, MEM.status).where(
-        MEM.user_id == user_id, MEM.id.in_([p.id for p, _, _ in items])
-    )
-    if c.dialect.name == "postgresql":
-        q = q.with_for_update(key_share=True)
-    current = {r.id: r for r in (await c.execute(q)).all()}
+    ids = [p.id for p, _, _ in items]
+    q = select(MEM.id, MEM.memory_text, MEM.status).where(MEM.user_id == user_id, MEM.id.in_(ids))
+    current = await _owners(c, q)
     now = now_ms()
     rows = []
     for p, blob, dims in items:
         r = current.get(p.id)
         if r is None or r.status not in INJECTABLE or vec.text_hash(r.memory_text) != p.text_hash:
             continue
-        rows.append(
-            dict(
-                id=new_id("emb"),
-                user_id=user_id,
-                owner_kind="memory",
-                message_id=None,
-                memory_id=r.id,
-                conversation_id=None,
-                model=model,
-                dimensions=dims,
-                text_hash=p.text_hash,
-                vector=blob,
-                created_at=now,
-            )
-        )
+        owner = dict(user_id=user_id, memory_id=r.id)
+        rows.append(_row(p, blob, dims, model, now, owner_kind="memory", **owner))
     if rows:
         await _upsert(c, rows, "memory_id")
     return len(rows)
