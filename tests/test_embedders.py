@@ -192,6 +192,7 @@ async def test_openai_embedder_drives_the_whole_path(respx_mock, db_url):
         embedding_base_url=BASE,
         embedding_model="bge-small",
         embedding_debounce_ms=0,
+        embedding_query_timeout_s=60,
         run_worker=False,
     )
     async with running_app(settings, "oa@example.com") as (rt, u):
@@ -226,7 +227,13 @@ PARAPHRASES = [
 async def test_local_model_finds_paraphrases_through_the_whole_path(db_url):
     """The real model, offline (local_files_only), loaded and run in worker threads."""
     LocalEmbedder.check(Settings(embedder="local"))  # the extra is installed by `make test`
-    settings = make_settings(db_url, embedder="local", embedding_debounce_ms=0, run_worker=False)
+    settings = make_settings(
+        db_url,
+        embedder="local",
+        embedding_debounce_ms=0,
+        embedding_query_timeout_s=60,  # CPU inference on a loaded 2-core machine
+        run_worker=False,
+    )
     async with running_app(settings, "local@example.com") as (rt, u):
         cid = await new_conv(u)
         ids = [await say(u, cid, d) for d in DOCS]
