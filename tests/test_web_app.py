@@ -9,6 +9,7 @@ tests/artifacts/web/.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import time
@@ -38,6 +39,20 @@ ENV = {
     "CHATMEM_DEMO_MIN_TOKENS": "60",
     "CHATMEM_MAX_MESSAGE_BYTES": "20000",
     "CHATMEM_JOB_POLL_INTERVAL_S": "0.2",
+    # a second model whose provider cannot be reached (a closed local port): a real error turn
+    "CHATMEM_MODELS": json.dumps(
+        [
+            {"id": "demo", "provider": "demo", "label": "Demo (offline)"},
+            {
+                "id": "unreachable",
+                "provider": "openai",
+                "label": "Unreachable",
+                "upstream": "gpt-test",
+                "options": {"base_url": "http://127.0.0.1:9/v1", "max_retries": 0},
+            },
+        ]
+    ),
+    "CHATMEM_DEFAULT_MODEL": "demo",
 }
 MARKDOWN = """# Tide pools
 
@@ -438,6 +453,31 @@ def test_failed_send_keeps_the_text_and_says_why(browser, server, user, look):
     assert composer(page).input_value() == big
     assert len(user.messages(c["id"])) == 2  # nothing was written
     shot(page, "chat-send-error", look)
+    done(page, console)
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_a_provider_failure_shows_the_error_and_regenerate_recovers(browser, server, user, look):
+    c = user.conversation("Flaky provider")
+    user.api.patch(f"/api/conversations/{c['id']}", json={"model": "unreachable"})
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    page.goto(f"/c/{c['id']}")
+    assert page.get_by_label("Model").input_value() == "unreachable"
+    composer(page).fill("Are you there?")
+    composer(page).press("Enter")
+    state = page.locator(".msg.assistant.error .msg-state")
+    state.wait_for(timeout=60_000)
+    assert "Error:" in state.inner_text() and "could not be reached" in state.inner_text()
+    assert user.messages(c["id"])[-1]["status"] == "error"
+    assert composer(page).input_value() == ""  # the question was sent and kept
+    shot(page, "chat-error", look)
+    page.get_by_label("Model").select_option("demo")
+    assert eventually(
+        lambda: user.api.get(f"/api/conversations/{c['id']}").json()["model_id"] == "demo"
+    )
+    page.locator(".msg.assistant").last.get_by_role("button", name="Regenerate").click()
+    page.locator(".msg.assistant .branch-pos", has_text="2/2").wait_for(timeout=60_000)
+    wait_answer(page)
     done(page, console)
 
 
