@@ -7,7 +7,17 @@ route under ``/api/conversations/{cid}`` (except SSE streams) checks no success 
 
 from __future__ import annotations
 
+import pytest
+
+from .conftest import make_settings
 from .tree_api import conv, new_conv, path, say, table_counts
+
+
+@pytest.fixture
+def settings(db_url):
+    # no job worker: background jobs would change row counts between the before/after snapshots
+    return make_settings(db_url, run_worker=False)
+
 
 SECRET = "owner-secret-text"
 

@@ -226,6 +226,18 @@ FIELDS = [
         {"feedback": "like", "reasons": ["@"]},
     ),
 ]
+V1 = "/v1/chat/completions"
+V1_USER = {"role": "user", "content": "hi"}
+FIELDS += [
+    F("POST", V1, "model", {"model": "@", "messages": [V1_USER]}),
+    *(
+        F("POST", V1, "messages.[]." + k, {"model": "demo", "messages": [{**V1_USER, k: "@"}]})
+        for k in ("content", "name", "role", "tool_call_id")
+    ),
+    F("POST", V1, "stop", {"model": "demo", "messages": [V1_USER], "stop": "@"}),
+    F("POST", V1, "stop.[]", {"model": "demo", "messages": [V1_USER], "stop": ["@"]}),
+    F("POST", V1, "tool_choice", {"model": "demo", "messages": [V1_USER], "tool_choice": "@"}),
+]
 QUERIES = [
     ("/api/search", "q"),
     ("/api/conversations", "project_id"),
