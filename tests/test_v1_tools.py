@@ -11,6 +11,8 @@ import openai
 import respx
 
 from chatmem.app import create_app
+from chatmem.generation.contracts import ToolCallEvent
+from chatmem.generation.sse import parse
 
 from .conftest import make_settings
 from .test_generation import client_for
@@ -130,6 +132,10 @@ async def test_tools_round_trip_through_the_sdk(db_url):
             items = (await c.get(f"/api/conversations/{cid}/messages")).json()["items"]
             assert [m["role"] for m in items] == ["user", "assistant", "user", "assistant"]
             assert items[1]["blocks"][-1]["kind"] == "tool_call"
+            # the native stream of that answer carries the documented tool_call event
+            r = await c.get(f"/api/conversations/{cid}/messages/{items[1]['id']}/stream")
+            [ev] = [e for e in parse(r.text) if e["type"] == "tool_call"]
+            assert ToolCallEvent.model_validate(ev["data"]).name == "get_weather"
             assert '{"sky": "sunny"}' in items[2]["text"]
             await sdk.close()
 

@@ -69,6 +69,14 @@ class TextDelta(Output):
     text: str
 
 
+class ToolCallEvent(Output):
+    """A function call the model asked for (OpenAI-compatible providers given ``tools``)."""
+
+    id: str
+    name: str
+    arguments: str = Field(description="the call's arguments as JSON text")
+
+
 class UsageEvent(Output):
     input_tokens: int
     context_tokens: int
@@ -110,6 +118,7 @@ SSE_EVENTS: dict[str, type[Output]] = {
     "message_start": MessageStart,
     "text_delta": TextDelta,
     "thinking_delta": TextDelta,
+    "tool_call": ToolCallEvent,
     "usage": UsageEvent,
     "compaction": CompactionEvent,
     "error": ErrorEvent,
