@@ -22,7 +22,9 @@ NODE_DIR = Path(__file__).parent / "node"
 def test_ai_sdk_text_stream_transport(db_url):
     node = shutil.which("node")
     assert node, "node is required (Node 20+)"
-    assert (NODE_DIR / "node_modules" / "ai").is_dir(), "run `npm ci` in tests/node (make test does)"
+    assert (NODE_DIR / "node_modules" / "ai").is_dir(), (
+        "run `npm ci` in tests/node (make test does)"
+    )
     key = create_user(db_url, "node@example.com")
     env = {"CHATMEM_DEMO_DELAY_MS": "25", "CHATMEM_DEMO_MIN_TOKENS": "60"}
     server = Server(db_url, env_extra=env).start()
