@@ -67,3 +67,21 @@ def test_stop_scanner_equals_cutting_the_whole_text(text, cuts, stop):
     out, stopped = _run([stop], pieces)
     i = text.find(stop)
     assert out == (text[:i] if i >= 0 else text) and stopped == (i >= 0)
+
+
+def test_tool_round_trip_and_its_replacement_upstream():
+    from chatmem.providers.openai import _replace_tool_turn
+
+    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]}
+    result = {"role": "tool", "tool_call_id": "c1", "content": "42"}
+    msgs = [{"role": "user", "content": "q"}, call, result]
+    assert tr.tool_round_trip(msgs, 1) == [call, result]
+    assert tr.tool_round_trip([*msgs, {"role": "user", "content": "and?"}], 1) == []
+    assert tr.tool_round_trip([{"role": "user", "content": "q"}], -1) == []
+    wire = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": ""},
+        {"role": "user", "content": "[tool result c1]\n42"},
+    ]
+    assert _replace_tool_turn(wire, [call, result]) == [*wire[:2], call, result]

@@ -61,7 +61,7 @@ def _upstream(request: httpx.Request) -> httpx.Response:
     """The model: calls the tool when offered tools and no result yet, else answers (also the
     background jobs' calls: titles, memory extraction)."""
     body = json.loads(request.content)
-    result = any("[tool result call_1]" in str(m.get("content")) for m in body["messages"])
+    result = any(m["role"] == "tool" for m in body["messages"])
     return sse_response(CALL_STREAM if body.get("tools") and not result else TEXT_STREAM)
 
 
@@ -128,6 +128,20 @@ async def test_tools_round_trip_through_the_sdk(db_url):
                 model="gpt-test", messages=follow, tools=TOOLS
             )
             assert raw.parse().choices[0].message.content == "It is sunny in Oslo."
+            # upstream got the tool protocol itself, after chatmem's assembled context
+            [last] = [
+                m
+                for m in (json.loads(x.request.content)["messages"] for x in route.calls)
+                if any(y["role"] == "tool" for y in m)
+            ]
+            assert [m["role"] for m in last[-4:]] == ["system", "user", "assistant", "tool"]
+            assert last[-3]["content"] == "Weather in Oslo?"
+            assert last[-2]["tool_calls"][0]["id"] == "call_1"
+            assert last[-1] == {
+                "role": "tool",
+                "content": '{"sky": "sunny"}',
+                "tool_call_id": "call_1",
+            }
             cid = raw.headers["x-chatmem-conversation"]
             items = (await c.get(f"/api/conversations/{cid}/messages")).json()["items"]
             assert [m["role"] for m in items] == ["user", "assistant", "user", "assistant"]

@@ -122,11 +122,12 @@ async def start(rt, p: Principal, body: ChatCompletionRequest, header: str | Non
     explicit = (header or "").strip() or (body.metadata or {}).get(METADATA_KEY)
     cid, parent, created = await _target(rt, p, body, messages, sp, explicit)
     max_tokens = body.max_completion_tokens or body.max_tokens
+    options = body.passthrough()
+    round_trip = transcript.tool_round_trip(messages, sp.prefix_end)
+    if round_trip:
+        options["tool_messages"] = round_trip
     request = TurnRequest(
-        system=sp.system,
-        stop=tuple(body.stop or ()),
-        options=body.passthrough(),
-        max_tokens=max_tokens,
+        system=sp.system, stop=tuple(body.stop or ()), options=options, max_tokens=max_tokens
     )
     try:
         ids = await generation.start_turn(

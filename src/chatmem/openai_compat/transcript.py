@@ -78,6 +78,24 @@ def split(messages: Sequence[dict]) -> Split:
     return Split(system, history, last_assistant, render_input(tail))
 
 
+def tool_round_trip(messages: Sequence[dict], prefix_end: int) -> list[dict]:
+    """When the new input is tool results answering the last assistant message's tool calls:
+    that message and the results, in OpenAI's wire form, for a provider that speaks the tool
+    protocol (the stored copies are plain text); else []."""
+    if prefix_end < 0 or not messages[prefix_end].get("tool_calls"):
+        return []
+    tail = [m for m in messages[prefix_end + 1 :] if m.get("role") not in SYSTEM_ROLES]
+    if not tail or any(m.get("role") != "tool" for m in tail):
+        return []
+    call = {
+        k: messages[prefix_end][k]
+        for k in ("role", "content", "tool_calls")
+        if k in messages[prefix_end]
+    }
+    keep = ("role", "content", "tool_call_id", "name")
+    return [call, *({k: m[k] for k in keep if k in m} for m in tail)]
+
+
 def render_input(tail: Sequence[dict]) -> str:
     """The new input as text: the user's words; tool results labelled with their call id."""
     parts = []

@@ -99,6 +99,16 @@ def _tool_calls(parts: dict[int, dict]) -> list[ToolCall]:
     ]
 
 
+def _replace_tool_turn(wire: list[dict], tool_messages: list[dict]) -> list[dict]:
+    """The assembled context ends with the stored plain-text copies of a tool round-trip (the
+    answer that called tools, text-less, and the results as the new user turn); upstream gets
+    the structured originals instead."""
+    out = wire[:-1] if wire and wire[-1]["role"] == "user" else list(wire)
+    if out and out[-1]["role"] == "assistant" and not out[-1]["content"]:
+        out = out[:-1]
+    return [*out, *tool_messages]
+
+
 class OpenAIProvider:
     name = "openai"
     accepts_options = True
@@ -133,10 +143,13 @@ class OpenAIProvider:
         client = self._client(model)
         options = options or {}
         wire = [{"role": m.role, "content": m.content} for m in messages]
+        tool_messages = list(options.get("tool_messages") or ())
+        if tool_messages:
+            wire = _replace_tool_turn(wire, tool_messages)
         params = dict(
             model=model.upstream_name,
             stream=True,
-            messages=[*wire, *options.get("tool_messages", ())],
+            messages=wire,
             stream_options={"include_usage": True},
             **{k: options[k] for k in PASSTHROUGH if options.get(k) is not None},
         )
