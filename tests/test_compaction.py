@@ -4,16 +4,13 @@ import asyncio
 
 import pytest
 
+from chatmem.app import create_runtime
 from chatmem.context import compaction as cp
-from chatmem.context import (
-    lease,
-    manage,  # noqa: F401  (registers the "compaction" job handler)
-)
+from chatmem.context import lease
 from chatmem.context import service as ctx
 from chatmem.context import summary as sm
 from chatmem.db.engine import Database
 from chatmem.jobs.worker import Worker
-from chatmem.runtime import Runtime
 
 from .conftest import make_settings
 from .ctx_helpers import (
@@ -119,7 +116,7 @@ def test_merge_plan_and_prune_keep_blocks_other_branches_need():
 
 @pytest.fixture
 async def rt(db_url):
-    runtime = Runtime(settings=make_settings(db_url), db=Database(db_url))
+    runtime = create_runtime(make_settings(db_url), db=Database(db_url))
     yield runtime
     await runtime.db.dispose()
 
@@ -343,7 +340,7 @@ async def test_manual_compaction_refuses_while_streaming(rt):
     u = await make_user(rt.db, "stream@example.com")
     cid = await make_conv(rt.db, u.id)
     await append_chain(
-        rt.db, u.id, cid, rounds(4) + [("user", "q"), ("assistant", "")], status_last="streaming"
+        rt.db, u.id, cid, [*rounds(4), ("user", "q"), ("assistant", "")], status_last="streaming"
     )
     from chatmem.errors import Conflict
 

@@ -14,7 +14,6 @@ from chatmem.auth import service as auth_service
 from chatmem.compat.contracts import AgentConversationResponse
 from chatmem.db import schema as t
 from chatmem.generation.sse import parse
-from chatmem.generation.state import get_state
 from tests.conftest import make_settings
 from tests.fakes import FailingProvider, GatedProvider
 
@@ -31,7 +30,7 @@ MODELS = [
 async def chat_app(db_url: str):
     application = create_app(make_settings(db_url, models=MODELS, default_model="demo"))
     async with application.router.lifespan_context(application):
-        reg = get_state(application.state.runtime).registry
+        reg = application.state.runtime.providers
         reg.register("failfirst", FailingProvider("failfirst", (), "upstream down"))
         reg.register("faillate", FailingProvider("faillate", ("半句", "话"), "connection reset"))
         application.state.gated = GatedProvider()

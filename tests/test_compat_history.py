@@ -172,7 +172,7 @@ async def test_thousand_messages_sharing_milliseconds_each_listed_once(app, new_
         assert [k[0] for k in keys] == sorted(k[0] for k in keys)
     seen = [m.id for p in reversed(pages) for m in p]
     assert len(seen) == 1000 and len(set(seen)) == 1000
-    assert set(seen) == set(r["id"] for r in rows)
+    assert set(seen) == {r["id"] for r in rows}
     assert [m.createdAtMs for p in reversed(pages) for m in p] == sorted(
         r["created_at"] for r in rows
     )

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import insert
 
+from chatmem.app import create_runtime
 from chatmem.context import compaction as cp
 from chatmem.context import service as ctx
 from chatmem.context.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, counter_for
@@ -14,7 +15,6 @@ from chatmem.db import schema as t
 from chatmem.db.clock import now_ms
 from chatmem.db.engine import Database
 from chatmem.db.ids import new_id
-from chatmem.runtime import Runtime
 
 from .conftest import make_settings
 from .ctx_helpers import append_chain, conv_row, demo_model, make_conv, make_user
@@ -102,7 +102,7 @@ async def random_case(rt, user, seed: int, window: int, reserved: int, memory_bu
 @example(seed=413, window=256, reserved=1, memory_budget=0)  # the leaf is a summary's anchor
 def test_random_trees_never_exceed_the_window(db_url, seed, window, reserved, memory_budget):
     async def go():
-        rt = Runtime(settings=make_settings(db_url), db=Database(db_url))
+        rt = create_runtime(make_settings(db_url), db=Database(db_url))
         try:
             user = await make_user(rt.db, f"prop-{seed}-{window}-{reserved}-{now_ms()}@example.com")
             await random_case(rt, user, seed, window, reserved, memory_budget)
@@ -113,7 +113,7 @@ def test_random_trees_never_exceed_the_window(db_url, seed, window, reserved, me
 
 
 async def test_agent_conversation_uses_seed_000_order_with_memories(db_url):
-    rt = Runtime(settings=make_settings(db_url), db=Database(db_url))
+    rt = create_runtime(make_settings(db_url), db=Database(db_url))
     try:
         user = await make_user(rt.db, "agent@example.com")
         aid = new_id("agt")
@@ -141,7 +141,7 @@ async def test_agent_conversation_uses_seed_000_order_with_memories(db_url):
             calls.append((principal.id, conv.id, query, budget_tokens, count_tokens("abc")))
             return {"lines": ["- [偏好 / 重要度 5] 喜欢喝茶"], "ids": ["mem_1"], "header": ""}
 
-        rt.extras["memory_source"] = memory_source
+        rt.memory_source = memory_source
         async with rt.db.read() as c:
             conv = await conv_row(rt.db, user.id, cid)
             tc = await ctx.build_turn_context(
@@ -168,7 +168,7 @@ async def test_agent_conversation_uses_seed_000_order_with_memories(db_url):
         async def broken(c, **kw):
             raise RuntimeError("memory store down")
 
-        rt.extras["memory_source"] = broken
+        rt.memory_source = broken
         async with rt.db.read() as c:
             tc = await ctx.build_turn_context(
                 c,
@@ -185,8 +185,8 @@ async def test_agent_conversation_uses_seed_000_order_with_memories(db_url):
 
 
 async def test_project_instructions_and_system_prompt(db_url):
-    rt = Runtime(
-        settings=make_settings(db_url, system_prompt="You are chatmem."), db=Database(db_url)
+    rt = create_runtime(
+        make_settings(db_url, system_prompt="You are chatmem."), db=Database(db_url)
     )
     try:
         user = await make_user(rt.db, "proj@example.com")

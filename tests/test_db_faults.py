@@ -21,7 +21,6 @@ from chatmem.db import schema as t
 from chatmem.db.engine import Database
 from chatmem.generation.finalize import end_orphan
 from chatmem.generation.sse import parse
-from chatmem.generation.state import get_state
 from tests.servers import Server, create_user
 from tests.test_generation import client_for, deltas, new_conv, running_app, stream, until
 
@@ -117,7 +116,7 @@ async def test_a_finished_answer_reclaims_a_row_swept_while_the_db_was_away(db_u
                 f"/api/conversations/{cid}/messages", json={"content": "hi", "model": "slow"}
             )
             mid = r.json()["assistant_message_id"]
-            runner = get_state(rt).runners[mid]
+            runner = rt.generation.runners[mid]
 
             async def flushed():
                 return runner.live.flushed >= 2

@@ -284,7 +284,7 @@ async def test_memory_retrieval_uses_vector_similarity(app, new_user):
         rows, rel = await retrieval.candidates(c, u.id, None, query, 10**13, query_vector=qv)
     assert rel[target] == max(rel.values()) and rel[target] > 0.3
     # the context source picks it up from the query cache, without embedding in the transaction
-    source = rt.extras["memory_source"]
+    source = rt.memory_source
     from chatmem.auth.service import principal_for_key
 
     principal = await principal_for_key(rt.db, u.key)

@@ -18,10 +18,8 @@ from chatmem.db import schema as t
 from chatmem.db.clock import now_ms
 from chatmem.generation import service as gen
 from chatmem.generation.sse import parse
-from chatmem.generation.state import get_state
 from chatmem.generation.sweeper import Sweeper
 from chatmem.generation.titles import title_job
-from chatmem.jobs.queue import HANDLERS
 from tests.conftest import make_settings
 from tests.fakes import FailingProvider, GatedProvider
 
@@ -46,7 +44,7 @@ async def running_app(db_url: str, **kw):
     settings = make_settings(db_url, models=MODELS, **kw)
     application = create_app(settings)
     async with application.router.lifespan_context(application):
-        reg = get_state(application.state.runtime).registry
+        reg = application.state.runtime.providers
         reg.register("failing", FailingProvider())
         gated = GatedProvider()
         reg.register("gated", gated)
@@ -152,7 +150,7 @@ async def test_send_stream_complete(db_url):
             "message_id": ids["assistant_message_id"],
         }
         # the title job (run directly; the worker is someone else's) names the conversation
-        assert HANDLERS["title"] is title_job
+        assert application.state.runtime.job_handlers["title"] is title_job
         await title_job(rt, {"conversation_id": cid})
         assert (await c.get(f"/api/conversations/{cid}")).json()["title"] == "What is a DAG?"
         # a second turn does not enqueue another title
@@ -215,7 +213,7 @@ async def test_live_follow_and_partial_text(db_url):
         application.state.gated.gate.set()
         events = await follower
         assert deltas(events) == "first second" and events[-1]["type"] == "done"
-        assert [e["seq"] for e in await py_follow][0] == 1
+        assert next(e["seq"] for e in await py_follow) == 1
         msg = (await c.get(f"/api/conversations/{cid}/messages/{mid}")).json()
         assert msg["usage"] == {
             "input_tokens": 10,
@@ -627,7 +625,7 @@ async def test_before_turn_hook_and_python_api(db_url):
         async def hook(rt_, principal, conv_id, user_message_id):
             seen.append((principal.id, conv_id, user_message_id))
 
-        rt.extras["before_turn"] = hook
+        rt.before_turn = hook
         cid = await new_conv(c)
         async with rt.db.read() as cx:
             row = (await cx.execute(select(t.users).where(t.users.c.id == c.user_id))).one()

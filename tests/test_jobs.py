@@ -9,10 +9,10 @@ import textwrap
 
 import pytest
 
+from chatmem.app import create_runtime
 from chatmem.db.engine import Database
 from chatmem.jobs import worker as wk
-from chatmem.jobs.queue import Permanent, enqueue, handler
-from chatmem.runtime import Runtime
+from chatmem.jobs.queue import Permanent, enqueue
 
 from .conftest import make_settings
 from .ctx_helpers import job_rows
@@ -20,12 +20,10 @@ from .ctx_helpers import job_rows
 CALLS: dict[str, list] = {}
 
 
-@handler("test.ok")
 async def _ok(rt, payload):
     CALLS.setdefault(payload["tag"], []).append("ok")
 
 
-@handler("test.flaky")
 async def _flaky(rt, payload):
     seen = CALLS.setdefault(payload["tag"], [])
     seen.append("try")
@@ -33,9 +31,12 @@ async def _flaky(rt, payload):
         raise RuntimeError(f"flaky failure {len(seen)}")
 
 
-@handler("test.broken")
 async def _broken(rt, payload):
     raise (Permanent if payload.get("permanent") else ValueError)("it is broken")
+
+
+#: registered on each test runtime, as the composition root registers the real kinds
+TEST_HANDLERS = {"test.ok": _ok, "test.flaky": _flaky, "test.broken": _broken}
 
 
 @pytest.fixture(autouse=True)
@@ -45,10 +46,11 @@ def _fresh_calls():
 
 @pytest.fixture
 async def rt(db_url):
-    runtime = Runtime(
-        settings=make_settings(db_url, job_backoff_s=0.001, job_backoff_max_s=0.01),
+    runtime = create_runtime(
+        make_settings(db_url, job_backoff_s=0.001, job_backoff_max_s=0.01),
         db=Database(db_url),
     )
+    runtime.job_handlers.update(TEST_HANDLERS)
     yield runtime
     await runtime.db.dispose()
 
@@ -238,6 +240,7 @@ async def test_worker_service_runs_in_process_and_stops(db_url):
 
     app = create_app(make_settings(db_url))
     rt = app.state.runtime
+    rt.job_handlers.update(TEST_HANDLERS)
     assert any(isinstance(s, wk.Worker) for s in rt.services)
     async with app.router.lifespan_context(app):
         await put(rt.db, "test.ok", {"tag": "service"})

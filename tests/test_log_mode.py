@@ -116,7 +116,7 @@ async def test_bulk_import_is_one_job_stream_and_extraction_catches_up(db_url):
         memory_extract_batches_per_job=per_job,
     ) as (rt, c):
         rec = Recorder()
-        rt.extras["memory_extractor"] = rec
+        rt.memory_extractor = lambda _rt, _conv: rec
         cid = await _conv(c)
         ids, when = [], {}
         for i in range(rounds):

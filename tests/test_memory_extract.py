@@ -103,7 +103,7 @@ async def test_rule_extractor_applies_the_cap_keeping_important_facts():
 
 
 @pytest.mark.parametrize(
-    "text,expected",
+    ("text", "expected"),
     [
         ("Remember that I live in Oslo.", ("remember", "I live in Oslo")),
         ("please remember: my locker code is 42", ("remember", "my locker code is 42")),
@@ -279,7 +279,7 @@ async def test_llm_extractor_skips_the_call_without_user_text():
 
 
 @pytest.mark.parametrize(
-    "text,slot",
+    ("text", "slot"),
     [
         ("My favourite colour is green.", "favorite_color"),
         ("My favorite color is blue.", "favorite_color"),

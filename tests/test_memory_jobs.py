@@ -12,7 +12,7 @@ from chatmem.auth.service import principal_for_key
 from chatmem.db import schema as t
 from chatmem.db.clock import now_ms
 from chatmem.db.ids import new_id
-from chatmem.jobs.queue import HANDLERS, enqueue
+from chatmem.jobs.queue import enqueue
 from chatmem.memory.hooks import run_extraction
 
 
@@ -69,7 +69,7 @@ async def test_job_handler_extracts_once_and_moves_the_cursor(app, new_user):
     a1 = await _say(
         a, cid, "Nice to meet you, Alice! My name is Bot and I live in a server.", "assistant"
     )
-    await HANDLERS["memory.extract"](
+    await rt.job_handlers["memory.extract"](
         rt, {"conversation_id": cid, "user_id": a.id, "message_id": a1}
     )
     mems = await _mems(a)
@@ -151,9 +151,7 @@ async def test_workspace_conversations_neither_write_nor_read(app, new_user):
     assert (await run_extraction(rt, cid, a.id))["skipped"] == "workspace conversation"
     assert await _mems(a) == []
     p = await principal_for_key(rt.db, a.key)
-    done = await rt.extras["before_turn"](
-        rt, p, cid, (await _say(a, cid, "Remember that I'm vegan"))
-    )
+    done = await rt.before_turn(rt, p, cid, (await _say(a, cid, "Remember that I'm vegan")))
     assert done.get("skipped") == "workspace conversation" and await _mems(a) == []
 
 
@@ -182,7 +180,7 @@ async def test_admin_switch_off_writes_nothing(app, new_user):
     try:
         await run_extraction(rt, cid, a.id)
         p = await principal_for_key(rt.db, a.key)
-        done = await rt.extras["before_turn"](rt, p, cid, await _say(a, cid, "remember I'm vegan"))
+        done = await rt.before_turn(rt, p, cid, await _say(a, cid, "remember I'm vegan"))
         assert done["remembered"] == []
     finally:
         rt.settings.memory_enabled = True
@@ -217,7 +215,7 @@ async def test_remember_and_forget_in_chat(app, new_user):
     rt = app.state.runtime
     a = await new_user()
     p = await principal_for_key(rt.db, a.key)
-    hook = rt.extras["before_turn"]
+    hook = rt.before_turn
     cid = await _conv(a)
     await _say(a, cid, "I live in Paris.")
     await run_extraction(rt, cid, a.id)
@@ -302,7 +300,6 @@ async def test_llm_extractor_runs_in_the_job_for_a_real_model(db_url):
 
     from chatmem.app import create_app
     from chatmem.auth import service as auth_service
-    from chatmem.generation.state import get_state
     from chatmem.providers.base import ProviderError
     from tests.conftest import make_settings
 
@@ -343,7 +340,7 @@ async def test_llm_extractor_runs_in_the_job_for_a_real_model(db_url):
             }
         )
         provider = ScriptedProvider([good, ProviderError("down")])
-        get_state(rt).registry.register("scripted", provider)
+        rt.providers.register("scripted", provider)
         user, key = await auth_service.create_user(rt.db, "llm@example.com")
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=application),
@@ -387,6 +384,6 @@ async def test_concurrent_runs_write_each_fact_once(app, new_user):
     await _say(a, cid, "I moved to Rome.")
     p = await principal_for_key(rt.db, a.key)
     m2 = await _say(a, cid, "Remember that I live in Oslo.")
-    await asyncio.gather(run_extraction(rt, cid, a.id), rt.extras["before_turn"](rt, p, cid, m2))
+    await asyncio.gather(run_extraction(rt, cid, a.id), rt.before_turn(rt, p, cid, m2))
     active = await _mems(a, slot="home_location", status="ACTIVE")
     assert len([m for m in active if m["status"] == "ACTIVE"]) == 1

@@ -53,7 +53,7 @@ async def _conv(rt, user_id, **kw):
 async def _source(rt, key, conv, query="", budget=800):
     p = await principal_for_key(rt.db, key)
     async with rt.db.read() as c:
-        return await rt.extras["memory_source"](
+        return await rt.memory_source(
             c, principal=p, conv=conv, query=query, budget_tokens=budget, count_tokens=count
         )
 

@@ -29,9 +29,7 @@ EXPRESSION_INDEXES = {
 def _include(obj, name, type_, reflected, compare_to):
     if type_ == "table" and name and name.startswith(FTS_NAMES):
         return False
-    if type_ == "index" and (name == "idx_memories_fts" or name in EXPRESSION_INDEXES):
-        return False
-    return True
+    return not (type_ == "index" and (name == "idx_memories_fts" or name in EXPRESSION_INDEXES))
 
 
 async def _index_names(url: str) -> dict[str, bool]:

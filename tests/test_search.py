@@ -132,7 +132,7 @@ async def test_bad_queries(app, new_user, anon):
 
 
 @pytest.mark.parametrize(
-    "q,pattern",
+    ("q", "pattern"),
     [
         ("abc", "%abc%"),
         ("50%", "%50\\%%"),

@@ -8,8 +8,8 @@ import json
 import httpx
 
 from chatmem.db import schema as t
-from chatmem.sharing import redact
 from chatmem.edge.ratelimit import Throttle
+from chatmem.sharing import redact
 
 from .social_support import assert_error, count_rows, insert_chain, new_conv, set_columns
 

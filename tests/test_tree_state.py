@@ -237,7 +237,11 @@ class TreeMachine(RuleBasedStateMachine):
         rows = self.db_rows(out["id"])[0]
         by_depth = sorted(rows, key=lambda r: r.depth)
         mapping = dict(
-            zip(sorted(copy.nodes, key=lambda k: copy.nodes[k].seq), (r.id for r in by_depth))
+            zip(
+                sorted(copy.nodes, key=lambda k: copy.nodes[k].seq),
+                (r.id for r in by_depth),
+                strict=False,
+            )
         )
         assert len(mapping) == len(rows)
         copy.nodes = {

@@ -14,7 +14,6 @@ import respx
 
 from chatmem.app import create_app
 from chatmem.config import Settings
-from chatmem.generation.state import get_state
 from chatmem.providers import errors as perr
 from chatmem.providers.anthropic import AnthropicProvider
 from chatmem.providers.base import ProviderError, TextDelta
@@ -148,7 +147,7 @@ MODELS = [
         "provider": "openai",
         "options": {"base_url": BASE, "api_key": "k", "max_retries": 0},
     },
-    {"id": "an", "provider": "anthropic", "max_output": 256, **{"options": AN_MODEL.options}},
+    {"id": "an", "provider": "anthropic", "max_output": 256, "options": AN_MODEL.options},
 ]
 
 
@@ -160,7 +159,7 @@ async def test_a_truncated_turn_ends_in_error_with_its_partial_text(db_url, mode
     with respx.mock(assert_all_called=False) as mock:
         mock.post(f"{BASE}/chat/completions").mock(return_value=sse_response(OA_TRUNCATED))
         async with application.router.lifespan_context(application):
-            get_state(application.state.runtime).registry.register("anthropic", _anthropic(router))
+            application.state.runtime.providers.register("anthropic", _anthropic(router))
             async with client_for(application) as c:
                 cid = await new_conv(c)
                 r = await c.post(
@@ -193,7 +192,7 @@ async def test_a_crashing_provider_never_leaks_its_exception_text(db_url):
         make_settings(db_url, models=[{"id": "crash", "provider": "crashing"}])
     )
     async with application.router.lifespan_context(application):
-        get_state(application.state.runtime).registry.register("crashing", CrashingProvider())
+        application.state.runtime.providers.register("crashing", CrashingProvider())
         async with client_for(application) as c:
             cid = await new_conv(c)
             r = await c.post(

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from chatmem.app import create_app
-from chatmem.web import openapi as web_openapi
+from chatmem.cli import openapi as web_openapi
 from chatmem.web.csp import CSP, POLICY
 from chatmem.web.routes import DIST, SPA_PATHS
 
@@ -107,7 +107,7 @@ async def test_docs_are_served_from_the_package(web_app):
     r = await _get(web_app, "/docs")
     assert r.status_code == 200 and r.headers["content-security-policy"] == CSP
     refs = re.findall(r'(?:src|href)="([^"]+)"', r.text)
-    assert refs and all(ref.startswith("/assets/") or ref.startswith("data:") for ref in refs), refs
+    assert refs and all(ref.startswith(("/assets/", "data:")) for ref in refs), refs
     assert "cdn" not in r.text.lower()
     for ref in refs:
         if ref.startswith("/assets/"):

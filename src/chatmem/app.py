@@ -1,12 +1,14 @@
-"""The FastAPI application factory: routers, error handlers, and the lifespan that runs services.
+"""The composition root: builds the Runtime and the FastAPI application for one process.
 
-``create_app(settings)`` builds everything for one process; nothing is created at import time.
-Feature packages contribute a router (and optionally background services) through ``FEATURES``.
+``create_runtime(settings)`` is the one place where the process's parts are constructed and wired —
+the provider registry, the running-turns state, the rate limiters, job handlers by kind, memory's
+turn hooks, the embedder, the background services (sweeper, job worker) — and
+``create_app(settings)`` adds the middleware, routers, error handlers and the lifespan that starts
+and stops those services. Nothing is created at import time.
 """
 
 from __future__ import annotations
 
-import importlib
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
@@ -17,36 +19,65 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import edge
+from .agents import routes as agents_routes
+from .auth import routes as auth_routes
+from .auth.throttle import LoginGuard
 from .compat import envelope
+from .compat import routes as compat_routes
 from .config import Settings, get_settings
+from .context import manage as context_manage
+from .context import routes as context_routes
 from .contracts import openapi
 from .contracts.base import Output
+from .conversations import followups
+from .conversations import routes as conversations_routes
 from .db import faults
 from .db.engine import Database
 from .edge.bodylimit import BodyTooLarge
+from .edge.ratelimit import Throttle
+from .embeddings import jobs as embedding_jobs
+from .embeddings import registry as embedders
+from .embeddings import routes as embeddings_routes
+from .embeddings import service as embedding_service
 from .errors import ApiError
+from .feedback import routes as feedback_routes
+from .generation import routes as generation_routes
+from .generation import titles
+from .generation.flusher import Flusher
+from .generation.state import GenerationState
+from .generation.sweeper import Sweeper
+from .jobs import routes as jobs_routes
+from .jobs.worker import Worker
+from .mcp_server import server as mcp_server
+from .memory import hooks as memory_hooks
+from .memory import routes as memory_routes
+from .openai_compat import routes as openai_compat_routes
+from .projects import routes as projects_routes
+from .providers.registry import Registry
 from .runtime import Runtime
+from .search import routes as search_routes
+from .sharing import routes as sharing_routes
+from .threads import routes as threads_routes
+from .web import routes as web_routes
 
-#: Modules exposing ``router`` (an APIRouter) and optionally ``install(runtime)`` to register
-#: background services or per-runtime singletons. Order matters only for route precedence.
-FEATURES = [
-    "chatmem.auth.routes",
-    "chatmem.conversations.routes",
-    "chatmem.projects.routes",
-    "chatmem.agents.routes",
-    "chatmem.generation.routes",
-    "chatmem.context.routes",
-    "chatmem.threads.routes",
-    "chatmem.jobs.routes",
-    "chatmem.compat.routes",
-    "chatmem.memory.routes",
-    "chatmem.sharing.routes",
-    "chatmem.feedback.routes",
-    "chatmem.search.routes",
-    "chatmem.openai_compat.routes",
-    "chatmem.mcp_server.routes",
-    "chatmem.embeddings.routes",
-    "chatmem.web.routes",
+#: The HTTP routers, in order (order matters only for route precedence).
+ROUTERS = [
+    auth_routes.router,
+    conversations_routes.router,
+    projects_routes.router,
+    agents_routes.router,
+    generation_routes.router,
+    context_routes.router,
+    threads_routes.router,
+    jobs_routes.router,
+    compat_routes.router,
+    memory_routes.router,
+    sharing_routes.router,
+    feedback_routes.router,
+    search_routes.router,
+    openai_compat_routes.router,
+    embeddings_routes.router,
+    web_routes.router,
 ]
 
 
@@ -62,12 +93,10 @@ def _error_json(status: int, code: str, message: str, details=None) -> JSONRespo
 
 
 def _validation_details(exc: RequestValidationError) -> list[dict]:
-    out = []
-    for e in exc.errors():
-        out.append(
-            {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
-        )
-    return out
+    return [
+        {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+        for e in exc.errors()
+    ]
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -102,17 +131,45 @@ def install_error_handlers(app: FastAPI) -> None:
         return _error_json(exc.status_code, code, str(exc.detail), details)
 
 
-def _feature_modules() -> list:
-    return [importlib.import_module(name) for name in FEATURES]
-
-
-def create_runtime(settings: Settings) -> Runtime:
-    """A Runtime with every feature installed (job handlers, services) but no HTTP app:
-    what ``chatmem worker`` runs."""
-    rt = Runtime(settings=settings, db=Database(settings.database_url))
-    for m in _feature_modules():
-        if hasattr(m, "install"):
-            m.install(rt)
+def create_runtime(settings: Settings, *, db: Database | None = None) -> Runtime:
+    """The process's Runtime with every part wired but no HTTP app (what ``chatmem worker`` runs;
+    tests build it too). Services start in list order and stop in reverse."""
+    rt = Runtime(
+        settings=settings,
+        db=db or Database(settings.database_url),
+        providers=Registry(settings),
+        generation=GenerationState(),
+        login_guard=LoginGuard.from_settings(settings),
+        share_limiter=Throttle("public-share", settings.public_share_rate_per_ip),
+    )
+    rt.job_handlers.update(
+        {
+            followups.FOLLOWUPS: followups.followups_job,
+            "title": titles.title_job,
+            "compaction": context_manage.compaction_job,
+            "memory.extract": memory_hooks.extract_job,
+            embedding_jobs.KIND_CONVERSATION: embedding_jobs.embed_conversation_job,
+            embedding_jobs.KIND_MEMORIES: embedding_jobs.embed_memories_job,
+        }
+    )
+    rt.before_turn = memory_hooks.before_turn
+    rt.memory_source = memory_hooks.make_memory_source(rt)
+    # stopped in reverse: the running turns end (generation) before the flusher's last write
+    rt.services.append(Flusher(rt, rt.generation))
+    rt.services.append(rt.generation)
+    rt.services.append(Sweeper(rt))
+    if settings.run_worker:  # `chatmem serve` unless --no-worker, and `chatmem worker`
+        rt.services.append(Worker(rt))
+    mcp = mcp_server.build(rt)
+    rt.mcp_app = mcp_server.asgi_app(mcp)  # built now: it creates the session manager
+    rt.services.append(mcp_server.McpService(mcp))
+    # Embeddings are optional: an unknown CHATMEM_EMBEDDER or a refused configuration raises here,
+    # before the server accepts a request; none configured = no vectors, no jobs scheduled.
+    embedder = embedders.load(settings)
+    if embedder is not None:
+        rt.embeddings = embedding_service.EmbeddingService(settings, embedder)
+        embedding_service.enable(rt.db, settings)
+        rt.services.append(embedding_service.Lifecycle(rt.db, settings, rt.embeddings))
     return rt
 
 
@@ -143,7 +200,6 @@ class RejectNulInUrl:
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     rt = create_runtime(settings)
-    modules = _feature_modules()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
@@ -167,9 +223,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await c.exec_driver_sql("SELECT 1")
         return {"ok": True, "database": rt.db.dialect}
 
-    for m in modules:
-        app.include_router(m.router)
-        if hasattr(m, "mount"):  # static files and other sub-apps
-            m.mount(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    if rt.mcp_app is not None:  # the MCP server (mcp_server/server.py)
+        app.mount("/mcp", rt.mcp_app)
+    web_routes.mount(app)  # the web UI's static files
     openapi.install(app)
     return app

@@ -113,7 +113,6 @@ class Settings(BaseSettings):
     run_worker: bool = True  # `chatmem serve --no-worker` turns the in-process job worker off
     job_visibility_timeout_s: int = 120
     job_poll_interval_s: float = 0.5
-    job_max_attempts: int = 5
     job_backoff_s: float = 2.0  # retry n waits job_backoff_s * 2**(n-1), capped below
     job_backoff_max_s: float = 300.0
     job_keep_done_s: int = 7 * 24 * 3600  # finished jobs are deleted after this; failed ones stay

@@ -7,14 +7,12 @@ Each resource supplies a service module with ``list_``, ``create``, ``get``, ``p
 
 from types import ModuleType
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Response
 from pydantic import BaseModel, create_model
 
-from .auth.deps import current_user, get_runtime
-from .auth.models import Principal
+from .auth.deps import CurrentUser, RuntimeDep
 from .contracts.base import Page
 from .contracts.errors import AUTHED, errors
-from .runtime import Runtime
 
 
 def create_model_page(item: type[BaseModel]) -> type[BaseModel]:
@@ -35,36 +33,32 @@ def crud_router(
     page_model = create_model_page(out_model)
 
     @router.get("", response_model=page_model)
-    async def list_(p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+    async def list_(p: CurrentUser, rt: RuntimeDep):
         return await svc.list_(rt.db, p)
 
     @router.post("", status_code=201, response_model=out_model, responses=errors(409))
     async def create(
-        body: create_model,
-        p: Principal = Depends(current_user),  # type: ignore[valid-type]
-        rt: Runtime = Depends(get_runtime),
+        body: create_model,  # type: ignore[valid-type]
+        p: CurrentUser,
+        rt: RuntimeDep,
     ):
         return await svc.create(rt.db, p, body)
 
     @router.get("/{obj_id}", response_model=out_model, responses=errors(404))
-    async def get(
-        obj_id: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-    ):
+    async def get(obj_id: str, p: CurrentUser, rt: RuntimeDep):
         return await svc.get(rt.db, p, obj_id)
 
     @router.patch("/{obj_id}", response_model=out_model, responses=errors(404, 409))
     async def patch(
         obj_id: str,
         body: patch_model,  # type: ignore[valid-type]
-        p: Principal = Depends(current_user),
-        rt: Runtime = Depends(get_runtime),
+        p: CurrentUser,
+        rt: RuntimeDep,
     ):
         return await svc.patch(rt.db, p, obj_id, body)
 
     @router.delete("/{obj_id}", status_code=204, responses=errors(404))
-    async def delete(
-        obj_id: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-    ):
+    async def delete(obj_id: str, p: CurrentUser, rt: RuntimeDep):
         await svc.remove(rt.db, p, obj_id)
         return Response(status_code=204)
 

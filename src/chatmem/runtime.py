@@ -1,31 +1,95 @@
-"""The Runtime: what one process holds (settings, database, background services), built per app.
+"""The Runtime: the typed object one process holds — settings, database, providers, running turns,
+job handlers, the extension hooks and the background services.
 
-Nothing here is created at import time; ``create_app(settings)`` builds one Runtime, and tests can
-build several side by side. Background services (job worker, sweeper, …) are objects with async
-``start()`` and ``stop()`` registered on the runtime and driven by the app's lifespan.
+Why it exists: every route and use-case reaches process state through one object whose attributes
+have types, so a reader follows the wiring by following attribute types and imports (no
+string-keyed lookups). Nothing here is created at import time; the composition root
+(:func:`chatmem.app.create_runtime`) builds one Runtime per process and fills in the feature
+wiring (job handlers, turn hooks, background services). Tests build several side by side.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+from starlette.types import ASGIApp
+
+from .auth.models import Principal
+from .auth.throttle import LoginGuard
 from .config import Settings
 from .db.engine import Database
+from .edge.ratelimit import Throttle
+from .embeddings.service import EmbeddingService
+from .generation.state import GenerationState
+from .providers.registry import Registry
+
+#: A job handler: ``await fn(runtime, payload)``; registered by kind in ``Runtime.job_handlers``.
+JobHandler = Callable[["Runtime", dict], Awaitable[None]]
 
 
 class Service(Protocol):
+    """A background service driven by the app's lifespan (job worker, sweeper, …)."""
+
     async def start(self) -> None: ...
 
     async def stop(self) -> None: ...
 
 
-@dataclass
+class BeforeTurn(Protocol):
+    """Runs after the user message is written and before the turn's context is built (memory's
+    "remember …"/"forget …" chat commands); returns a small report. Must not raise."""
+
+    async def __call__(
+        self, rt: Runtime, principal: Principal, conv_id: str, user_message_id: str
+    ) -> dict: ...
+
+
+class MemorySource(Protocol):
+    """What context assembly injects as the memories section, inside the turn's read transaction:
+    ``{"lines": [...], "ids": [...], "header": ""}`` within ``budget_tokens``."""
+
+    async def __call__(
+        self,
+        c: AsyncConnection,
+        *,
+        principal: Any,
+        conv: Any,
+        query: str,
+        budget_tokens: int,
+        count_tokens: Callable[[str], int],
+    ) -> dict: ...
+
+
+#: Picks the memory extractor for a conversation (an override of the ``memory_extractor`` setting;
+#: returns an object with ``name`` and ``async extract(ExtractionInput)``).
+ExtractorFactory = Callable[["Runtime", Any], Any]
+
+
+@dataclass(eq=False)
 class Runtime:
     settings: Settings
     db: Database
+    #: provider plugins and the model catalogue: the one registry of the process
+    providers: Registry
+    #: the turns this process is running (their live event logs), ended on shutdown
+    generation: GenerationState
+    #: login and login-link limits (per IP and per account)
+    login_guard: LoginGuard
+    #: the public shared-conversation reader's per-IP limit
+    share_limiter: Throttle
+    #: job kind → handler, filled by the composition root; the worker claims only these kinds
+    job_handlers: dict[str, JobHandler] = field(default_factory=dict)
+    before_turn: BeforeTurn | None = None
+    memory_source: MemorySource | None = None
+    memory_extractor: ExtractorFactory | None = None
+    #: the configured embedder's service; None = embeddings off (``CHATMEM_EMBEDDER`` unset)
+    embeddings: EmbeddingService | None = None
+    #: the MCP server's ASGI app, mounted at ``/mcp`` (built with its session manager)
+    mcp_app: ASGIApp | None = None
     services: list[Service] = field(default_factory=list)
-    extras: dict[str, Any] = field(default_factory=dict)  # per-feature singletons (event hub, …)
 
     async def start(self) -> None:
         for s in self.services:
@@ -34,4 +98,5 @@ class Runtime:
     async def stop(self) -> None:
         for s in reversed(self.services):
             await s.stop()
+        await self.providers.aclose()
         await self.db.dispose()

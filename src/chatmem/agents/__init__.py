@@ -1,1 +1,1 @@
-"""Companion agents (seed 000's user_agent_companions): personas a user owns and chats with."""
+"""Companion agents (seed 000's (docs/specs.md) user_agent_companions): personas a user owns and chats with."""

@@ -1,4 +1,4 @@
-"""Agent routes: CRUD under /api/agents (seed 000 companion personas)."""
+"""Agent routes: CRUD under /api/agents (seed 000 (docs/specs.md) companion personas)."""
 
 from ..crud import crud_router
 from . import service

@@ -1,6 +1,6 @@
 """Agent use-cases: CRUD scoped to the owner; the list is ordered by each agent's latest message.
 
-Field limits follow seed 000's persona contract where it states them (name/handle 120, headline 200,
+Field limits follow seed 000's (docs/specs.md) persona contract where it states them (name/handle 120, headline 200,
 profile text 2,000); the prompt fields, which the seed stores but does not bound, are capped at
 4,000 characters so one agent cannot eat a model's context window.
 """

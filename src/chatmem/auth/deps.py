@@ -1,5 +1,8 @@
 """FastAPI dependencies: the Runtime, the calling Principal, and CSRF checks for cookie sessions.
 
+Routes declare them through the ``Annotated`` aliases at the bottom — ``rt: RuntimeDep``,
+``p: CurrentUser``, ``p: CurrentAdmin`` — so a signature says what a route depends on.
+
 A request is authenticated by ``Authorization: Bearer <api key>`` or by the ``chatmem_session``
 cookie. Cookie-authenticated writes must echo the session's CSRF token in ``X-CSRF-Token`` (the
 token is given at login and readable from the ``chatmem_csrf`` cookie), so a foreign page cannot
@@ -9,8 +12,9 @@ make the browser write on the user's behalf. Bearer requests are not CSRF-expose
 from __future__ import annotations
 
 import hmac
+from typing import Annotated
 
-from fastapi import Request
+from fastapi import Depends, Request
 
 from ..errors import Forbidden, Unauthorized
 from ..runtime import Runtime
@@ -57,3 +61,11 @@ async def current_admin(request: Request) -> Principal:
     if not p.is_admin:
         raise Forbidden("admin only")
     return p
+
+
+#: the process Runtime (``app.state.runtime``), built by ``app.create_runtime``
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+#: the authenticated caller (API key or session cookie + CSRF on writes); 401 otherwise
+CurrentUser = Annotated[Principal, Depends(current_user)]
+#: an authenticated admin; 403 for other users
+CurrentAdmin = Annotated[Principal, Depends(current_admin)]

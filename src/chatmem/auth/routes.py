@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
 from pydantic import ConfigDict, Field
 
@@ -14,9 +14,13 @@ from ..edge.headers import client_ip, is_https
 from ..errors import Unauthorized
 from ..runtime import Runtime
 from . import service
-from .deps import CSRF_COOKIE, SESSION_COOKIE, check_csrf, current_user, get_runtime
-from .models import Principal
-from .throttle import LoginGuard
+from .deps import (
+    CSRF_COOKIE,
+    SESSION_COOKIE,
+    CurrentUser,
+    RuntimeDep,
+    check_csrf,
+)
 
 router = APIRouter(prefix="/api", tags=["auth"], responses=errors(*AUTHED))
 
@@ -45,13 +49,6 @@ class SessionOut(Output):
 class LoginOut(Output):
     user: UserOut
     csrf_token: str = Field(description="send it as X-CSRF-Token on cookie-authenticated writes")
-
-
-GUARD = "auth.login_guard"
-
-
-def install(rt: Runtime) -> None:
-    rt.extras[GUARD] = LoginGuard.from_settings(rt.settings)
 
 
 class LoginIn(Input):
@@ -99,13 +96,11 @@ def _set_session_cookies(
 
 
 @router.post("/auth/login", response_model=LoginOut, responses=errors(429))
-async def login(
-    body: LoginIn, request: Request, response: Response, rt: Runtime = Depends(get_runtime)
-):
+async def login(body: LoginIn, request: Request, response: Response, rt: RuntimeDep):
     """Password login (429 + Retry-After beyond the per-IP and per-account limits)."""
     token, csrf, user = await service.login_guarded(
         rt.db,
-        rt.extras[GUARD],
+        rt.login_guard,
         client_ip(request),
         body.email,
         body.password,
@@ -116,9 +111,9 @@ async def login(
 
 
 @router.get("/auth/magic", include_in_schema=False)
-async def magic(token: str, request: Request, rt: Runtime = Depends(get_runtime)):
+async def magic(token: str, request: Request, rt: RuntimeDep):
     """The first-start login link: a one-time token becomes a session cookie, then the UI."""
-    rt.extras[GUARD].admit_link(client_ip(request))
+    rt.login_guard.admit_link(client_ip(request))
     session, csrf = await service.redeem_login_token(rt.db, token, rt.settings.session_ttl_s)
     response = RedirectResponse("/", status_code=303)
     _set_session_cookies(request, response, rt, session, csrf)
@@ -126,7 +121,7 @@ async def magic(token: str, request: Request, rt: Runtime = Depends(get_runtime)
 
 
 @router.post("/auth/logout", status_code=204)
-async def logout(request: Request, response: Response, rt: Runtime = Depends(get_runtime)):
+async def logout(request: Request, response: Response, rt: RuntimeDep):
     """End the web session. A live session must send its CSRF token (a foreign page cannot log
     the user out); an expired or unknown cookie is simply cleared."""
     token = request.cookies.get(SESSION_COOKIE)
@@ -145,7 +140,7 @@ async def logout(request: Request, response: Response, rt: Runtime = Depends(get
 
 
 @router.get("/auth/session", response_model=SessionOut)
-async def session(request: Request, rt: Runtime = Depends(get_runtime)):
+async def session(request: Request, rt: RuntimeDep):
     """Who the browser's session cookie belongs to, or ``{"user": null}`` — never a 401, so the
     web app can tell a logged-out visitor from an error without a failed request."""
     token = request.cookies.get(SESSION_COOKIE)
@@ -159,15 +154,13 @@ async def session(request: Request, rt: Runtime = Depends(get_runtime)):
 
 
 @router.get("/me", response_model=UserOut)
-async def me(p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+async def me(p: CurrentUser, rt: RuntimeDep):
     row = await service.find_user(rt.db, p.id)
     return service.user_public(row)
 
 
 @router.patch("/me", response_model=UserOut)
-async def patch_me(
-    body: MePatch, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def patch_me(body: MePatch, p: CurrentUser, rt: RuntimeDep):
     settings = body.model_dump(exclude_none=True, include={"memory_enabled", "language", "theme"})
     return await service.update_profile(rt.db, p, name=body.name, settings=settings)
 
@@ -176,8 +169,8 @@ async def patch_me(
 async def change_password(
     body: PasswordIn,
     request: Request,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     """Change the caller's password (the current one is required once one is set). Every other
     web session of the user ends; this one stays."""

@@ -1,17 +1,18 @@
-"""Account operations: create users and keys, resolve a bearer key or a session cookie, log in/out."""
+"""Account operations: create users and keys, resolve a bearer key or a session cookie, log in/out.
+
+The use-cases own the transactions; every statement is in store.py.
+"""
 
 from __future__ import annotations
 
 import re
 
-from sqlalchemy import delete, func, insert, select, update
-
 from ..cpu import run_cpu
-from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..db.ids import new_id
 from ..errors import BadRequest, Conflict, NotFound, Unauthorized
+from . import store
 from .models import Principal
 from .secrets import (
     burn_password_check,
@@ -51,7 +52,7 @@ def user_public(row) -> dict:
 
 async def count_users(db: Database) -> int:
     async with db.read() as c:
-        return (await c.execute(select(func.count()).select_from(t.users))).scalar_one()
+        return await store.count_users(c)
 
 
 async def create_user(
@@ -65,53 +66,47 @@ async def create_user(
     uid = new_id("u")
     pw_hash = await run_cpu(hash_password, password) if password else ""
     async with db.write() as c:
-        exists = (await c.execute(select(t.users.c.id).where(t.users.c.email == email))).first()
-        if exists:
+        if await store.email_taken(c, email):
             raise Conflict(f"a user with email {email} already exists")
-        await c.execute(
-            insert(t.users).values(
-                id=uid,
-                email=email,
-                name=name or email.split("@")[0],
-                password_hash=pw_hash,
-                role="admin" if admin else "user",
-                settings={"memory_enabled": True},
-                created_at=now,
-                updated_at=now,
-            )
+        await store.insert_user(
+            c,
+            id=uid,
+            email=email,
+            name=name or email.split("@")[0],
+            password_hash=pw_hash,
+            role="admin" if admin else "user",
+            settings={"memory_enabled": True},
+            created_at=now,
+            updated_at=now,
         )
         key = await _insert_key(c, uid, "default")
-        row = (await c.execute(select(t.users).where(t.users.c.id == uid))).one()
+        row = await store.user_row(c, uid)
     return user_public(row), key
 
 
 async def _insert_key(c, user_id: str, name: str) -> str:
     key = new_api_key()
-    await c.execute(
-        insert(t.api_keys).values(
-            id=new_id("key"),
-            user_id=user_id,
-            name=name,
-            prefix=key[:10],
-            key_hash=digest(key),
-            created_at=now_ms(),
-        )
+    await store.insert_key(
+        c,
+        id=new_id("key"),
+        user_id=user_id,
+        name=name,
+        prefix=key[:10],
+        key_hash=digest(key),
+        created_at=now_ms(),
     )
     return key
 
 
 async def list_users(db: Database) -> list[dict]:
     async with db.read() as c:
-        rows = (await c.execute(select(t.users).order_by(t.users.c.created_at))).all()
+        rows = await store.list_users(c)
     return [user_public(r) for r in rows]
 
 
 async def find_user(db: Database, email_or_id: str):
     async with db.read() as c:
-        q = select(t.users).where(
-            (t.users.c.email == email_or_id.strip().lower()) | (t.users.c.id == email_or_id)
-        )
-        row = (await c.execute(q)).first()
+        row = await store.user_by_email_or_id(c, email_or_id)
     if row is None:
         raise NotFound(f"no user {email_or_id!r}")
     return row
@@ -120,21 +115,13 @@ async def find_user(db: Database, email_or_id: str):
 async def create_key(db: Database, user_id: str, name: str = "") -> tuple[str, str]:
     async with db.write() as c:
         key = await _insert_key(c, user_id, name)
-        kid = (
-            await c.execute(select(t.api_keys.c.id).where(t.api_keys.c.key_hash == digest(key)))
-        ).scalar_one()
+        kid = await store.key_id_by_hash(c, digest(key))
     return kid, key
 
 
 async def list_keys(db: Database, user_id: str) -> list[dict]:
     async with db.read() as c:
-        rows = (
-            await c.execute(
-                select(t.api_keys)
-                .where(t.api_keys.c.user_id == user_id)
-                .order_by(t.api_keys.c.created_at)
-            )
-        ).all()
+        rows = await store.list_keys(c, user_id)
     return [
         {
             "id": r.id,
@@ -149,14 +136,8 @@ async def list_keys(db: Database, user_id: str) -> list[dict]:
 
 
 async def revoke_key(db: Database, key_id_or_prefix: str, user_id: str | None = None) -> int:
-    q = update(t.api_keys).where(
-        (t.api_keys.c.id == key_id_or_prefix) | (t.api_keys.c.prefix == key_id_or_prefix),
-        t.api_keys.c.revoked_at.is_(None),
-    )
-    if user_id:
-        q = q.where(t.api_keys.c.user_id == user_id)
     async with db.write() as c:
-        return (await c.execute(q.values(revoked_at=now_ms()))).rowcount
+        return await store.revoke_keys(c, key_id_or_prefix, user_id, now_ms())
 
 
 #: ``api_keys.last_used_at`` is refreshed at most this often (a write per request would serialise
@@ -165,38 +146,20 @@ KEY_TOUCH_MS = 60_000
 
 
 async def principal_for_key(db: Database, key: str) -> Principal:
-    K = t.api_keys.c
     async with db.read() as c:
-        row = (
-            await c.execute(
-                select(t.users, K.id.label("key_id"), K.last_used_at)
-                .join(t.api_keys, K.user_id == t.users.c.id)
-                .where(K.key_hash == digest(key), K.revoked_at.is_(None), t.users.c.disabled == 0)
-            )
-        ).first()
+        row = await store.user_for_key(c, digest(key))
     if row is None:
         raise Unauthorized("invalid or revoked API key")
     now = now_ms()
     if row.last_used_at is None or now - row.last_used_at >= KEY_TOUCH_MS:
         async with db.write() as c:
-            await c.execute(update(t.api_keys).where(K.id == row.key_id).values(last_used_at=now))
+            await store.touch_key(c, row.key_id, now)
     return _principal(row, "key")
 
 
 async def principal_for_session(db: Database, token: str) -> Principal:
     async with db.read() as c:
-        row = (
-            await c.execute(
-                select(t.users, t.web_sessions.c.csrf_token)
-                .join(t.web_sessions, t.web_sessions.c.user_id == t.users.c.id)
-                .where(
-                    t.web_sessions.c.id == digest(token),
-                    t.web_sessions.c.expires_at > now_ms(),
-                    t.web_sessions.c.csrf_token != "",
-                    t.users.c.disabled == 0,
-                )
-            )
-        ).first()
+        row = await store.user_for_session(c, digest(token), now_ms())
     if row is None:
         raise Unauthorized("session expired; log in again")
     return _principal(row, "session", row.csrf_token)
@@ -205,13 +168,7 @@ async def principal_for_session(db: Database, token: str) -> Principal:
 async def login(db: Database, email: str, password: str, ttl_s: int) -> tuple[str, str, dict]:
     """Check a password; returns (session token, csrf token, user)."""
     async with db.read() as c:
-        row = (
-            await c.execute(
-                select(t.users).where(
-                    t.users.c.email == email.strip().lower(), t.users.c.disabled == 0
-                )
-            )
-        ).first()
+        row = await store.active_user_by_email(c, email)
     # argon2 runs on the CPU pool (cpu.py): a hash takes tens of ms and would stall the loop
     if row is None or not row.password_hash:
         await run_cpu(burn_password_check, password)  # same cost whether or not the user exists
@@ -242,15 +199,14 @@ async def login_guarded(
 async def _new_session(c, user_id: str, ttl_s: int) -> tuple[str, str]:
     token, csrf = new_session_token(), new_session_token()
     now = now_ms()
-    await c.execute(delete(t.web_sessions).where(t.web_sessions.c.expires_at <= now))
-    await c.execute(
-        insert(t.web_sessions).values(
-            id=digest(token),
-            user_id=user_id,
-            csrf_token=csrf,
-            created_at=now,
-            expires_at=now + ttl_s * 1000,
-        )
+    await store.delete_expired_sessions(c, now)
+    await store.insert_session(
+        c,
+        id=digest(token),
+        user_id=user_id,
+        csrf_token=csrf,
+        created_at=now,
+        expires_at=now + ttl_s * 1000,
     )
     return token, csrf
 
@@ -260,38 +216,30 @@ async def create_login_token(db: Database, user_id: str, ttl_s: int) -> str:
     token = new_session_token()
     now = now_ms()
     async with db.write() as c:
-        await c.execute(
-            insert(t.web_sessions).values(
-                id=digest(token),
-                user_id=user_id,
-                csrf_token="",
-                created_at=now,
-                expires_at=now + ttl_s * 1000,
-            )
+        await store.insert_session(
+            c,
+            id=digest(token),
+            user_id=user_id,
+            csrf_token="",
+            created_at=now,
+            expires_at=now + ttl_s * 1000,
         )
     return token
 
 
 async def redeem_login_token(db: Database, token: str, ttl_s: int) -> tuple[str, str]:
     """Exchange a one-time login token for a session (the token stops working)."""
-    W = t.web_sessions.c
     async with db.write() as c:
-        row = (
-            await c.execute(
-                select(W.user_id).where(
-                    W.id == digest(token), W.csrf_token == "", W.expires_at > now_ms()
-                )
-            )
-        ).first()
-        if row is None:
+        user_id = await store.login_token_user(c, digest(token), now_ms())
+        if user_id is None:
             raise Unauthorized("this login link is invalid, used or expired")
-        await c.execute(delete(t.web_sessions).where(W.id == digest(token)))
-        return await _new_session(c, row.user_id, ttl_s)
+        await store.delete_session(c, digest(token))
+        return await _new_session(c, user_id, ttl_s)
 
 
 async def logout(db: Database, token: str) -> None:
     async with db.write() as c:
-        await c.execute(delete(t.web_sessions).where(t.web_sessions.c.id == digest(token)))
+        await store.delete_session(c, digest(token))
 
 
 async def update_profile(
@@ -299,14 +247,14 @@ async def update_profile(
 ) -> dict:
     """Change the caller's display name and/or merge keys into their settings."""
     async with db.write() as c:
-        row = (await c.execute(select(t.users).where(t.users.c.id == p.id))).one()
+        row = await store.user_row(c, p.id)
         merged = dict(row.settings or {})
         merged.update(settings or {})
         values = {"settings": merged, "updated_at": now_ms()}
         if name is not None:
             values["name"] = name
-        await c.execute(update(t.users).where(t.users.c.id == p.id).values(**values))
-        row = (await c.execute(select(t.users).where(t.users.c.id == p.id))).one()
+        await store.update_user(c, p.id, **values)
+        row = await store.user_row(c, p.id)
     return user_public(row)
 
 
@@ -330,18 +278,11 @@ async def set_password(
     lock out whoever held an old one). ``keep_session`` is the cookie token of the session that
     asked, which stays valid. Returns how many sessions were ended."""
     check_new_password(password)
-    W = t.web_sessions.c
     pw_hash = await run_cpu(hash_password, password)
     async with db.write() as c:
-        await c.execute(
-            update(t.users)
-            .where(t.users.c.id == user_id)
-            .values(password_hash=pw_hash, updated_at=now_ms())
-        )
-        q = delete(t.web_sessions).where(W.user_id == user_id, W.csrf_token != "")
-        if keep_session:
-            q = q.where(W.id != digest(keep_session))
-        return (await c.execute(q)).rowcount
+        await store.update_user(c, user_id, password_hash=pw_hash, updated_at=now_ms())
+        keep = digest(keep_session) if keep_session else None
+        return await store.end_sessions(c, user_id, keep=keep)
 
 
 async def change_password(
@@ -350,7 +291,7 @@ async def change_password(
     """The caller changes their own password. The current one must be given when there is one
     (a first-start admin who came in by a login link has none yet and sets a first one)."""
     async with db.read() as c:
-        row = (await c.execute(select(t.users.c.password_hash).where(t.users.c.id == p.id))).one()
+        row = await store.user_row(c, p.id)
     if row.password_hash and not await run_cpu(verify_password, row.password_hash, current or ""):
         raise BadRequest("the current password is wrong", code="wrong_password")
     await set_password(db, p.id, new, keep_session=session_token)

@@ -10,12 +10,17 @@ import asyncio
 import signal
 
 import typer
+import uvicorn
 from rich.console import Console
 from rich.table import Table
 
+from ..app import create_app, create_runtime
+from ..auth import service
 from ..config import get_settings
 from ..db.engine import Database
 from ..db.migrate import upgrade
+from ..errors import ApiError
+from .bootstrap import first_start, login_link
 
 app = typer.Typer(
     no_args_is_help=True, add_completion=False, help="chatmem: a chat backend for LLM products."
@@ -38,8 +43,6 @@ def _run(coro):
 
 def _run_or_exit(fn):
     """Run ``fn(db, settings)``; an ApiError (bad email, unknown user…) exits 1 with its message."""
-    from ..errors import ApiError
-
     try:
         return _run(_with_db(fn))
     except ApiError as e:
@@ -75,11 +78,6 @@ def serve(
     ),
 ) -> None:
     """Migrate, then serve the API and the web UI (plus the job worker unless --no-worker)."""
-    import uvicorn
-
-    from ..app import create_app
-    from .bootstrap import first_start
-
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     if no_worker:
         overrides["run_worker"] = False
@@ -101,8 +99,6 @@ def serve(
 @app.command()
 def worker() -> None:
     """Run background jobs (and the stale-turn sweeper) without serving HTTP."""
-    from ..app import create_runtime
-
     s = get_settings(run_worker=True)
     upgrade(s.database_url)
 
@@ -130,8 +126,6 @@ def users_create(
     admin: bool = typer.Option(False, "--admin"),
 ) -> None:
     """Create a user; the new API key is the last line of the output (shown once)."""
-    from ..auth import service
-
     upgrade(get_settings().database_url)
     user, key = _run_or_exit(lambda db, s: service.create_user(db, email, name, password, admin))
     console.print(f"created {user['role']} {user['email']} ({user['id']})")
@@ -141,8 +135,6 @@ def users_create(
 @users_app.command("list")
 def users_list() -> None:
     """List users."""
-    from ..auth import service
-
     rows = _run(_with_db(lambda db, s: service.list_users(db)))
     table = Table("id", "email", "name", "role")
     for u in rows:
@@ -158,8 +150,6 @@ def users_set_password(
     ),
 ) -> None:
     """Set a user's web password (e.g. an admin locked out); their web sessions end."""
-    from ..auth import service
-
     if password is None:
         password = typer.prompt("New password", hide_input=True, confirmation_prompt=True)
 
@@ -177,8 +167,6 @@ def users_login_link(
 ) -> None:
     """Print a fresh one-time login link (valid 24 h; base URL from CHATMEM_PUBLIC_URL or the
     host and port). The link is the last line of the output."""
-    from ..auth import service
-    from .bootstrap import login_link
 
     async def go(db, s):
         user = await service.find_user(db, email)
@@ -195,7 +183,6 @@ def keys_create(
     name: str = typer.Option("", "--name", help="A label for the key."),
 ) -> None:
     """Create an API key for a user; the key is the last line of the output (shown once)."""
-    from ..auth import service
 
     async def go(db, s):
         user = await service.find_user(db, email)
@@ -209,8 +196,6 @@ def keys_create(
 @keys_app.command("revoke")
 def keys_revoke(key: str = typer.Argument(..., help="The key's id or its shown prefix.")) -> None:
     """Revoke an API key (requests with it answer 401 from now on)."""
-    from ..auth import service
-
     n = _run(_with_db(lambda db, s: service.revoke_key(db, key)))
     if not n:
         console.print(f"[red]no active key {key!r}[/red]")
@@ -221,7 +206,6 @@ def keys_revoke(key: str = typer.Argument(..., help="The key's id or its shown p
 @keys_app.command("list")
 def keys_list(email: str = typer.Option(..., "--email")) -> None:
     """List a user's keys (prefixes only; keys are never stored in clear)."""
-    from ..auth import service
 
     async def go(db, s):
         user = await service.find_user(db, email)

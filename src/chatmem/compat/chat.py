@@ -1,4 +1,4 @@
-"""``POST /rpc/chat/inbox``: a seed-000 chat turn run by chatmem's own generation service.
+"""``POST /rpc/chat/inbox``: a seed-000 (docs/specs.md) chat turn run by chatmem's own generation service.
 
 The request names the agent in ``conversation.id``; it is looked up as the caller's own (the rest of
 the persona object is client-built display data and is not trusted — the stored agent is the
@@ -22,7 +22,7 @@ transaction that completes the turn (so a closed tab or a crash cannot lose it).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 
 from ..auth.models import Principal
@@ -49,7 +49,7 @@ class ChatTurn:
     user_message_id: str
     assistant_message_id: str
     first: list[dict]  # events already read from the log (up to the first text or the end)
-    events: AsyncIterator[dict]  # the rest of the log
+    events: AsyncGenerator[dict, None]  # the rest of the log
 
     @property
     def headers(self) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Pydantic models written field for field from seed 000's zod contracts (plus feedback).
+"""Pydantic models written field for field from seed 000's (docs/specs.md) zod contracts (plus feedback).
 
 Field names are the wire names (camelCase), so no aliasing can drift. Inputs follow zod's default
 object semantics: unknown keys are dropped, not rejected (the seed's web client sends AI SDK UI

@@ -1,4 +1,4 @@
-"""The history cursor (pure): seed 000's bare ``createdAtMs`` plus optional tie-breakers.
+"""The history cursor (pure): seed 000's (docs/specs.md) bare ``createdAtMs`` plus optional tie-breakers.
 
 Seed 000 pages with ``created_at_ms < cursor``, so messages sharing the boundary millisecond are
 skipped. chatmem orders a conversation's messages by ``(created_at, depth, id)`` — ``depth`` first

@@ -1,4 +1,4 @@
-"""Seed 000's response envelope for every ``/rpc`` response, errors included.
+"""Seed 000's (docs/specs.md) response envelope for every ``/rpc`` response, errors included.
 
 Success: ``{"ok": true, "data": …, "meta": {"requestId", "timestamp"}}``; failure: ``{"ok": false,
 "error": {"code", "message", "details"}, "meta": …}``. ``EnvelopeRoute`` (the route class of the
@@ -118,7 +118,7 @@ def failure_for(request: Request, exc: Exception) -> JSONResponse:
     if err is not None:
         status = 400 if err.status == 422 else err.status  # seed 000 answers 400 to bad input
         return fail(request, status, err.code, err.message, err.details, err.headers)
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     return fail(request, 500, "internal_error", "Internal server error")
 
 

@@ -1,4 +1,4 @@
-"""Seed-000 agent memories over chatmem's memory service (one store, every change audited).
+"""Seed-000 (docs/specs.md) agent memories over chatmem's memory service (one store, every change audited).
 
 The rows are the (user, agent) rows of ``memories``; list, edit and delete go through
 ``chatmem.memory.service`` so each change writes its ``memory_events`` row and obeys the memory
@@ -21,6 +21,8 @@ characters), and the source message is ``source_message_id`` (else the first of
 
 from __future__ import annotations
 
+from typing import Literal
+
 from ..auth.models import Principal
 from ..db.engine import Database
 from ..memory import service as memory_service
@@ -34,7 +36,7 @@ from .contracts import (
 )
 
 LIST_LIMIT = 100
-STATUS_OUT = {
+STATUS_OUT: dict[str, Literal["active", "disabled", "deleted"]] = {
     "ACTIVE": "active",
     "QUERY_DEPENDENT": "active",
     "DISABLED": "disabled",

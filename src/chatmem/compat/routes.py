@@ -1,17 +1,17 @@
-"""The ``/rpc`` routes of DESIGN.md §8 (seed 000): auth, one service call, the envelope.
+"""The ``/rpc`` routes of seed 000 (docs/specs.md): auth, one service call, the envelope.
 
 Every response — success, validation error, authentication error, unknown path — is a seed-000
 envelope (see envelope.py). The chat turn answers with the reply as a plain-text stream.
 (No ``from __future__ import annotations``: FastAPI must see the real body types.)
 """
 
-from fastapi import APIRouter, Depends, Request, Response
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 from fastapi.routing import APIRoute
 
-from ..auth.deps import current_user, get_runtime
-from ..auth.models import Principal
-from ..runtime import Runtime
+from ..auth.deps import CurrentUser, RuntimeDep
 from . import chat, envelope, memories, service
 from .contracts import (
     AgentConversationMessagesPage,
@@ -31,7 +31,9 @@ router = APIRouter(prefix="/rpc", tags=["seed-000"], route_class=envelope.Envelo
 
 
 STREAM_HEADERS = {"cache-control": "no-cache, no-transform", "x-accel-buffering": "no"}
-FAILURES = {status: {"model": Failure} for status in (400, 401, 404, 405, 409, 413, 422, 429, 500)}
+FAILURES: dict[int | str, dict[str, Any]] = {
+    status: {"model": Failure} for status in (400, 401, 404, 405, 409, 413, 422, 429, 500)
+}
 
 
 def documented(model=None) -> dict:
@@ -62,8 +64,8 @@ def text_reply(turn: chat.ChatTurn, request: Request) -> StreamingResponse:
 async def inbox_chat(
     body: InboxChatRequest,
     request: Request,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     return text_reply(await chat.start(rt, p, body), request)
 
@@ -79,8 +81,8 @@ async def inbox_chat(
 async def inbox_resume(
     chatId: str,
     request: Request,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     """The AI SDK resume convention (``useChat({resume: true})``): the chat's running reply, or
     204. ``chatId`` is the agent id (its default conversation) or an agent conversation id."""
@@ -94,8 +96,8 @@ async def inbox_resume(
 async def inbox_conversation(
     agentId: str,
     request: Request,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     return envelope.ok(request, await service.conversation(rt.db, p, agentId))
 
@@ -104,9 +106,9 @@ async def inbox_conversation(
 async def inbox_messages(
     agentId: str,
     request: Request,
+    p: CurrentUser,
+    rt: RuntimeDep,
     cursor: str | None = None,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
 ):
     return envelope.ok(request, await service.messages(rt.db, p, agentId, cursor))
 
@@ -119,8 +121,8 @@ async def inbox_feedback(
     messageId: str,
     body: MessageFeedbackRequest,
     request: Request,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     return envelope.ok(request, await service.give_feedback(rt.db, p, agentId, messageId, body))
 
@@ -129,8 +131,8 @@ async def inbox_feedback(
 async def agent_memories(
     agentId: str,
     request: Request,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     return envelope.ok(request, await memories.list_memories(rt.db, p, agentId))
 
@@ -141,8 +143,8 @@ async def agent_memory_update(
     memoryId: str,
     body: UpdateAgentMemoryRequest,
     request: Request,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     return envelope.ok(request, await memories.update_memory(rt.db, p, agentId, memoryId, body))
 
@@ -152,8 +154,8 @@ async def agent_memory_delete(
     agentId: str,
     memoryId: str,
     request: Request,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     return envelope.ok(request, await memories.delete_memory(rt.db, p, agentId, memoryId))
 

@@ -1,4 +1,4 @@
-"""Seed-000 use-cases over chatmem's tables: the default conversation, history pages and feedback.
+"""Seed-000 (docs/specs.md) use-cases over chatmem's tables: the default conversation, history pages and feedback.
 
 Each function is one use-case scoped to the calling Principal and returns a contract model.
 Status names map ``complete → completed`` and ``error → failed``; ``streaming`` rows are not listed.
@@ -10,6 +10,8 @@ as ``other``).
 """
 
 from __future__ import annotations
+
+from typing import Any, Literal
 
 from ..auth.models import Principal
 from ..conversations import blocks as blk
@@ -28,16 +30,16 @@ from .contracts import (
     MessageFeedbackResponse,
 )
 
-STATUS_OUT = {"complete": "completed", "error": "failed"}
-RATING_IN = {"positive": "like", "negative": "dislike"}
-RATING_OUT = {v: k for k, v in RATING_IN.items()}
+STATUS_OUT: dict[str, Literal["completed", "failed"]] = {"complete": "completed", "error": "failed"}
+RATING_IN: dict[str, str] = {"positive": "like", "negative": "dislike"}
+RATING_OUT: dict[str, Literal["positive", "negative"]] = {"like": "positive", "dislike": "negative"}
 
 
 def feedback_out(row) -> MessageFeedback | None:
     if row is None:
         return None
     reasons = row.reasons or []
-    reason = next((r for r in reasons if r in FEEDBACK_REASONS), "other" if reasons else None)
+    reason: Any = next((r for r in reasons if r in FEEDBACK_REASONS), "other" if reasons else None)
     return MessageFeedback(
         rating=RATING_OUT[row.rating],
         reason=reason,
@@ -140,4 +142,6 @@ async def give_feedback(
             reasons=[body.reason] if body.reason else [],
             comment=body.note or "",
         )
-    return MessageFeedbackResponse(messageId=msg.id, feedback=feedback_out(row))
+    out = feedback_out(row)
+    assert out is not None  # an upsert always returns its row
+    return MessageFeedbackResponse(messageId=msg.id, feedback=out)

@@ -1,6 +1,6 @@
 """SQL behind the ``/rpc`` API. Every function takes an open connection and the caller's user id.
 
-Agents are seed 000's ``user_agent_companions`` (table ``agents``); an agent that is missing or owned
+Agents are seed 000's (docs/specs.md) ``user_agent_companions`` (table ``agents``); an agent that is missing or owned
 by someone else is reported as "Agent is not available" (404) — the same answer for both, so ids of
 other users' agents cannot be probed. Each (user, agent) pair has one default conversation, created
 race-free by an insert that does nothing on the partial unique index and a read-back.
@@ -8,12 +8,14 @@ race-free by an insert that does nothing on the partial unique index and a read-
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import and_, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
 from ..db.clock import now_ms
+from ..db.dialect import insert
 from ..db.ids import new_id
 from ..errors import NotFound
 from .cursor import Cursor
@@ -50,9 +52,8 @@ async def default_conversation(c: AsyncConnection, user_id: str, agent_id: str):
 
 
 def _insert_ignoring_default_conflict(c: AsyncConnection, values: dict):
-    dialect = postgresql if c.dialect.name == "postgresql" else sqlite
     return (
-        dialect.insert(t.conversations)
+        insert(c, t.conversations)
         .values(**values)
         .on_conflict_do_nothing(
             index_elements=["user_id", "agent_id"], index_where=C.is_agent_default == 1
@@ -123,7 +124,7 @@ async def cursor_depth(c: AsyncConnection, conv_id: str, mid: str) -> int | None
 
 async def history_page(
     c: AsyncConnection, conv_id: str, cursor: Cursor | None, limit: int = PAGE_SIZE
-) -> tuple[list, object | None]:
+) -> tuple[list, Any]:
     """Up to ``limit`` listed messages older than ``cursor`` in (created_at, depth, id) order,
     oldest → newest, plus the next older row (or None) so the caller can tell whether more exist
     and whether the boundary millisecond is shared. Messages still streaming are not listed."""
@@ -142,7 +143,7 @@ async def history_page(
                 )
             )
     q = q.order_by(M.created_at.desc(), M.depth.desc(), M.id.desc()).limit(limit + 1)
-    rows = (await c.execute(q)).all()
+    rows = list((await c.execute(q)).all())
     older = rows[limit] if len(rows) > limit else None
     page = rows[:limit]
     page.reverse()

@@ -221,7 +221,7 @@ def assemble(
         header_n = count(mem.header) + 1 if mem.header else 0
         lines: list[str] = []
         used = header_n
-        for line, mid in zip(mem.lines, mem.ids):
+        for line, mid in zip(mem.lines, mem.ids, strict=False):
             n = count(line) + 1
             if used + n <= cap:
                 lines.append(line)
@@ -297,8 +297,7 @@ def assemble(
         if persona_text:
             msgs.append(ChatMessage("user", persona_text))
         hist = [
-            ChatMessage(h.role if h.role in ("user", "assistant") else "user", h.text)
-            for h in history
+            ChatMessage("assistant" if h.role == "assistant" else "user", h.text) for h in history
         ]
         if summary_text and not inp.agent_mode:
             if hist and hist[0].role == "user":

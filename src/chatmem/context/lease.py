@@ -1,4 +1,4 @@
-"""The compaction lease: at most one process summarises a conversation at a time (seed 001).
+"""The compaction lease: at most one process summarises a conversation at a time (seed 001, docs/specs.md).
 
 A row in ``conversation_compaction_leases`` (conversation_id, owner_token, expires_at in ms) is the
 lock. Acquire = delete this conversation's *expired* row and insert-on-conflict-do-nothing, in one
@@ -12,11 +12,10 @@ from __future__ import annotations
 import secrets
 
 from sqlalchemy import and_, delete, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from ..db import schema as t
 from ..db.clock import now_ms
+from ..db.dialect import insert
 from ..db.engine import Database
 
 L = t.conversation_compaction_leases.c
@@ -32,9 +31,8 @@ async def acquire(db: Database, conversation_id: str, ttl_ms: int) -> str | None
                 and_(L.conversation_id == conversation_id, L.expires_at < now)
             )
         )
-        ins = pg_insert if c.dialect.name == "postgresql" else sqlite_insert
         stmt = (
-            ins(t.conversation_compaction_leases)
+            insert(c, t.conversation_compaction_leases)
             .values(conversation_id=conversation_id, owner_token=token, expires_at=now + ttl_ms)
             .on_conflict_do_nothing(index_elements=["conversation_id"])
         )

@@ -16,7 +16,6 @@ from ..auth.models import Principal
 from ..conversations import store
 from ..db import schema as t
 from ..errors import NotFound
-from ..jobs.queue import handler
 from . import compaction as cp
 from .service import build_turn_context, resolve_model, resolve_summarizer
 
@@ -97,10 +96,9 @@ async def compact_now(rt, p: Principal, cid: str) -> dict:
     }
 
 
-@handler("compaction")
 async def compaction_job(rt, payload: dict) -> None:
     """After a turn: compact the conversation's active path if a trigger fires."""
-    cid = payload.get("conversation_id")
+    cid = str(payload.get("conversation_id") or "")
     async with rt.db.read() as c:
         conv = (await c.execute(select(C.id, C.user_id, C.model_id).where(C.id == cid))).first()
     if conv is None:  # deleted since: nothing to do

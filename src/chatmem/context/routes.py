@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query
+from typing import Annotated
 
-from ..auth.deps import current_user, get_runtime
-from ..auth.models import Principal
+from fastapi import APIRouter, Query
+
+from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.errors import AUTHED, errors
-from ..runtime import Runtime
 from . import manage
 from .wire import CompactOut, ContextOut
 
@@ -17,10 +17,10 @@ router = APIRouter(prefix="/api/conversations", tags=["context"], responses=erro
 @router.get("/{cid}/context", response_model=ContextOut, responses=errors(404))
 async def context(
     cid: str,
-    message_id: str | None = Query(None, max_length=64),
+    p: CurrentUser,
+    rt: RuntimeDep,
+    message_id: Annotated[str | None, Query(max_length=64)] = None,
     include_messages: bool = False,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
 ):
     """The context report of the next turn (a preview), or the one stored with ``message_id``."""
     if message_id:
@@ -29,8 +29,6 @@ async def context(
 
 
 @router.post("/{cid}/compact", response_model=CompactOut, responses=errors(404, 409))
-async def compact(
-    cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def compact(cid: str, p: CurrentUser, rt: RuntimeDep):
     """Summarise everything before the latest round now (409 while a turn streams)."""
     return await manage.compact_now(rt, p, cid)

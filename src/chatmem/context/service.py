@@ -4,7 +4,7 @@
 point the generation service uses, inside its read transaction ``c``, before each model call. It
 reads the unsummarised tail of the path ending at ``parent_id`` (the newest turn), the applicable
 summary chain, the agent persona / project instructions / inline quote, and the memories section
-(``rt.extras["memory_source"]`` when a memory feature registered one), and returns
+(``rt.memory_source`` when the composition root wired one), and returns
 ``TurnContext(messages, report)``. Save ``report`` as the assistant message's
 ``metadata["context"]``; ``GET /api/conversations/{id}/context`` serves the same report.
 
@@ -29,6 +29,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
+from ..conversations import store
 from ..db import schema as t
 from ..jobs.queue import enqueue
 from ..providers.base import ChatMessage, ModelInfo
@@ -134,7 +135,7 @@ async def _static_sections(c: AsyncConnection, settings, conv) -> dict:
 
 
 async def _memories(c, rt, principal, conv, query: str, budget: int, count, agent_mode: bool):
-    source = rt.extras.get("memory_source") if rt is not None else None
+    source = rt.memory_source if rt is not None else None
     if source is None or budget <= 0:
         return asm.MemorySection(), None
     try:
@@ -233,26 +234,12 @@ def resolve_summarizer(rt, model: ModelInfo) -> cp.Summarizer:
     counter = counter_for(model.encoding)
     if model.provider == "demo" or rt is None:
         return cp.ExtractiveSummarizer(counter)
-    return cp.ModelSummarizer(registry(rt).provider(model.provider), model, counter)
-
-
-def registry(rt):
-    """The provider registry: generation's (``rt.extras["generation"].registry``) when installed."""
-    g = rt.extras.get("generation")
-    reg = getattr(g, "registry", None)
-    if reg is not None:
-        return reg
-    reg = rt.extras.get("context.registry")
-    if reg is None:
-        from ..providers.registry import Registry
-
-        reg = rt.extras["context.registry"] = Registry(rt.settings)
-    return reg
+    return cp.ModelSummarizer(rt.providers.provider(model.provider), model, counter)
 
 
 def resolve_model(rt, model_id: str | None) -> ModelInfo:
     """The conversation's model, or the default one when it is unset or no longer catalogued."""
-    reg = registry(rt)
+    reg = rt.providers
     try:
         return reg.resolve(model_id or None)
     except Exception:
@@ -348,8 +335,6 @@ async def ensure_compacted(
     rt, *, conversation_id: str, user_id: str, parent_id: str | None, model: ModelInfo
 ) -> cp.Result | None:
     """Compact inline now if the next turn would need it (call outside any transaction)."""
-    from ..conversations import store
-
     async with rt.db.read() as c:
         conv = await store.get_conversation(c, user_id, conversation_id)
         pol, counter, tail, out = await _assemble(

@@ -72,8 +72,7 @@ def chain_ending_at(
             return chain
         if len(chain) > 10_000:  # a cycle can only come from corrupted data
             continue
-        for pred in reversed(index.get(block["from_parent_id"], ())):
-            stack.append((pred, chain))
+        stack.extend((pred, chain) for pred in reversed(index.get(block["from_parent_id"], ())))
     return None
 
 

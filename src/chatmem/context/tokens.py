@@ -16,13 +16,14 @@ import gzip
 from collections import OrderedDict
 from collections.abc import Callable
 from importlib import resources
+from typing import Any
 
 import tiktoken
 
 DEFAULT_ENCODING = "cl100k_base"
 
 #: The split patterns and special tokens of the two encodings (tiktoken_ext.openai_public).
-_SPECS = {
+_SPECS: dict[str, dict[str, Any]] = {
     "cl100k_base": {
         "pat_str": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
         "special_tokens": {

@@ -56,5 +56,5 @@ def _not_blank(v: str) -> str:
     return v
 
 
-#: A display name: 1–120 characters, surrounding spaces stripped, never blank (seed 000's limit).
+#: A display name: 1–120 characters, surrounding spaces stripped, never blank (seed 000's (docs/specs.md) limit).
 Name = Annotated[str, Field(min_length=1, max_length=120), AfterValidator(_not_blank)]

@@ -1,6 +1,6 @@
 """Message content as typed blocks, and the plain-text projections derived from them (pure).
 
-A message's ``blocks`` is a JSON list of ``{"kind": …}`` objects (seed 001's ten kinds). Its visible
+A message's ``blocks`` is a JSON list of ``{"kind": …}`` objects (seed 001's (docs/specs.md) ten kinds). Its visible
 text — what search scans (``search_text``), what the seed-000 API calls ``content`` and what context
 assembly counts — is the concatenation of its ``text`` blocks only: thinking, tool data and media
 never leak into search or into another model's prompt by accident.

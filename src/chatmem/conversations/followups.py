@@ -29,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..context.service import enqueue_compaction
 from ..embeddings import schedule_embedding
-from ..jobs.queue import enqueue, handler
+from ..jobs.queue import enqueue
 
 FOLLOWUPS = "followups"
 MEMORY_EXTRACT = "memory.extract"
@@ -63,7 +63,6 @@ async def schedule_now(c: AsyncConnection, payload: dict) -> None:
     await enqueue_compaction(c, cid)
 
 
-@handler(FOLLOWUPS)
 async def followups_job(rt, payload: dict) -> None:
     """The window of log-mode appends closed: schedule the per-domain jobs."""
     async with rt.db.write() as c:

@@ -1,17 +1,15 @@
-"""Native HTTP routes for conversations and messages: auth, one service call, a contract."""
+"""Native HTTP routes for conversations and messages: auth, one service call, a contract.
+
+``POST /api/conversations/{cid}/messages`` (which starts a turn) lives in ``generation/routes.py``."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 
-from ..auth.deps import current_user, get_runtime
-from ..auth.models import Principal
+from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.errors import AUTHED, errors
-from ..errors import ApiError
-from ..generation.contracts import SSE_RESPONSE, TurnStarted
-from ..runtime import Runtime
 from . import service
 from .wire import (
     ConversationIn,
@@ -20,7 +18,6 @@ from .wire import (
     ConversationPatch,
     ForkIn,
     LeafIn,
-    MessageIn,
     MessageOut,
     MessagePage,
     MessagePatch,
@@ -31,12 +28,7 @@ router = APIRouter(prefix="/api/conversations", tags=["conversations"], response
 
 
 @router.post("", status_code=201, response_model=ConversationOut, responses=errors(404))
-async def create(
-    body: ConversationIn,
-    request: Request,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
-):
+async def create(body: ConversationIn, request: Request, p: CurrentUser, rt: RuntimeDep):
     """Without a title the conversation is named in the user's language until its first turn
     names it (``settings.language``, else the request's Accept-Language, else English)."""
     return await service.create_conversation(
@@ -46,14 +38,14 @@ async def create(
 
 @router.get("", response_model=ConversationPage)
 async def list_(
+    p: CurrentUser,
+    rt: RuntimeDep,
     archived: bool = False,
     starred: bool | None = None,
     project_id: str | None = None,
     agent_id: str | None = None,
     cursor: str | None = None,
-    limit: int = Query(30, ge=1, le=200),
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    limit: Annotated[int, Query(ge=1, le=200)] = 30,
 ):
     return await service.list_conversations(
         rt.db,
@@ -68,7 +60,7 @@ async def list_(
 
 
 @router.get("/{cid}", response_model=ConversationOut, responses=errors(404))
-async def get(cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+async def get(cid: str, p: CurrentUser, rt: RuntimeDep):
     return await service.get_conversation(rt.db, p, cid)
 
 
@@ -76,16 +68,14 @@ async def get(cid: str, p: Principal = Depends(current_user), rt: Runtime = Depe
 async def patch(
     cid: str,
     body: ConversationPatch,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     return await service.patch_conversation(rt.db, p, cid, body)
 
 
 @router.delete("/{cid}", status_code=204, responses=errors(404))
-async def delete(
-    cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def delete(cid: str, p: CurrentUser, rt: RuntimeDep):
     await service.delete_conversation(rt.db, p, cid)
     return Response(status_code=204)
 
@@ -112,11 +102,11 @@ async def delete(
 async def messages(
     cid: str,
     response: Response,
+    p: CurrentUser,
+    rt: RuntimeDep,
     before: str | None = None,
-    limit: int = Query(30, ge=1, le=200),
+    limit: Annotated[int, Query(ge=1, le=200)] = 30,
     mode: Literal["path", "tree"] = "path",
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
 ):
     if mode == "tree":
         return await service.read_tree(rt.db, p, cid)
@@ -127,48 +117,8 @@ async def messages(
     return page
 
 
-@router.post(
-    "/{cid}/messages",
-    status_code=201,
-    response_model=MessageOut,
-    responses={
-        **errors(404, 409, 413, 429),
-        200: SSE_RESPONSE,
-        201: {
-            "description": "log mode (`generate: false` or `role: assistant`): the stored message"
-        },
-        202: {"model": TurnStarted, "description": "a turn started; read or resume its stream"},
-    },
-)
-async def post_message(
-    cid: str,
-    body: MessageIn,
-    request: Request,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
-):
-    if body.log_mode:
-        return await service.append_message(
-            rt.db,
-            p,
-            cid,
-            body,
-            rt.settings.max_message_bytes,
-            max_clock_skew_ms=rt.settings.max_clock_skew_ms,
-            followup_delay_ms=rt.settings.log_followup_delay_ms,
-        )
-    start_turn = rt.extras.get("start_turn")
-    if start_turn is None:
-        raise ApiError(
-            "generation is not available in this build", code="not_implemented", status=501
-        )
-    return await start_turn(rt, p, cid, body, request)
-
-
 @router.get("/{cid}/messages/{mid}", response_model=MessageOut, responses=errors(404))
-async def get_message(
-    cid: str, mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def get_message(cid: str, mid: str, p: CurrentUser, rt: RuntimeDep):
     return await service.get_message(rt.db, p, cid, mid)
 
 
@@ -177,8 +127,8 @@ async def edit_message(
     cid: str,
     mid: str,
     body: MessagePatch,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     return await service.edit_message(
         rt.db, p, cid, mid, body.content, rt.settings.max_message_bytes
@@ -186,16 +136,12 @@ async def edit_message(
 
 
 @router.delete("/{cid}/messages/{mid}", response_model=RoundDeleted, responses=errors(404, 409))
-async def delete_round(
-    cid: str, mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def delete_round(cid: str, mid: str, p: CurrentUser, rt: RuntimeDep):
     return await service.delete_round(rt.db, p, cid, mid)
 
 
 @router.patch("/{cid}/active-leaf", response_model=ConversationOut, responses=errors(404))
-async def active_leaf(
-    cid: str, body: LeafIn, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def active_leaf(cid: str, body: LeafIn, p: CurrentUser, rt: RuntimeDep):
     return await service.switch_leaf(rt.db, p, cid, body.leaf_id)
 
 
@@ -204,8 +150,8 @@ async def active_leaf(
 )
 async def fork(
     cid: str,
+    p: CurrentUser,
+    rt: RuntimeDep,
     body: ForkIn | None = None,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
 ):
     return await service.fork(rt.db, p, cid, body or ForkIn())

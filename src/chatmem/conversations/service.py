@@ -6,10 +6,12 @@ Routes call exactly one function here. Anything owned by another user is reporte
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from sqlalchemy import delete, select, update
 
 from ..auth.models import Principal
+from ..contracts.cursor import decode_cursor, encode_cursor
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
@@ -23,8 +25,6 @@ from .wire import (
     ForkIn,
     MessageIn,
     conversation_out,
-    decode_cursor,
-    encode_cursor,
     message_out,
 )
 
@@ -140,7 +140,7 @@ async def delete_conversation(db: Database, p: Principal, cid: str) -> None:
         await store.get_conversation(c, p.id, cid, for_update=True)
         # Inline threads anchored here go with their source (they are not listed on their own).
         inline = C.user_id == p.id, C.inline_source_conv == cid
-        ids = [cid] + list((await c.execute(select(C.id).where(*inline))).scalars())
+        ids = [cid, *(await c.execute(select(C.id).where(*inline))).scalars()]
         await store.detach_messages(c, ids)
         await c.execute(delete(t.conversations).where(*inline))
         await c.execute(delete(t.conversations).where(C.id == cid))
@@ -173,7 +173,7 @@ async def append_message(
         # of the first message)
         from_leaf = body.parent_id is None and not body.branch
         parent = conv.active_leaf_id if from_leaf else body.parent_id
-        extra = {"metadata": body.metadata} if body.metadata is not None else {}
+        extra: dict[str, Any] = {"metadata": body.metadata} if body.metadata is not None else {}
         if body.model:
             extra["model_id"] = body.model
 

@@ -221,7 +221,7 @@ async def branch_info_for(c: AsyncConnection, conv_id: str, rows: list) -> dict[
 
 async def all_messages(c: AsyncConnection, conv_id: str) -> list:
     q = select(t.messages).where(M.conversation_id == conv_id).order_by(M.created_at, M.id)
-    return (await c.execute(q)).all()
+    return list((await c.execute(q)).all())
 
 
 def _subtree_cte(dialect: str) -> str:
@@ -307,7 +307,8 @@ async def children_nodes(
     found.sort(key=lambda r: (r.created_at, r.id))
     out: dict[str, list[dag.Node]] = {}
     for n in _nodes(found):
-        out.setdefault(n.parent_id, []).append(n)
+        if n.parent_id is not None:
+            out.setdefault(n.parent_id, []).append(n)
     return out
 
 

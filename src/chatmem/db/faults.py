@@ -33,7 +33,8 @@ SQLITE_TRANSIENT = ("database is locked", "database table is locked", "database 
 TRANSIENT_TYPES = (ConnectionError, TimeoutError, asyncio.TimeoutError)
 
 
-def _chain(exc: BaseException):
+def _chain(start: BaseException):
+    exc: BaseException | None = start
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))

@@ -19,7 +19,7 @@ _RAND_MAX = (1 << _RAND_BITS) - 1
 
 
 def _next_value() -> int:
-    global _last_ms, _last_rand
+    global _last_ms, _last_rand  # noqa: PLW0603 - the process-wide monotonic id state
     with _lock:
         now = time.time_ns() // 1_000_000
         if now <= _last_ms:
@@ -40,7 +40,7 @@ def new_id(prefix: str) -> str:
 
 
 def share_token() -> str:
-    """A 192-bit random public token (hex), as seed 001's genToken()."""
+    """A 192-bit random public token (hex), as seed 001's (docs/specs.md) genToken()."""
     return secrets.token_hex(24)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 from alembic import command
@@ -27,8 +28,6 @@ def _in_thread(fn, *args) -> None:
     except RuntimeError:
         fn(*args)
         return
-    import threading
-
     err: list[BaseException] = []
 
     def run() -> None:

@@ -5,7 +5,7 @@ milliseconds, JSON is TEXT on SQLite and JSONB on PostgreSQL). Additions are mar
 comments. Alembic migrations are generated from this module and a test checks they do not drift.
 
 Deliberate choices where the seeds are silent or disagree:
-- lease ``expires_at`` is in milliseconds like every other time (seed 001's docs say seconds, its
+- lease ``expires_at`` is in milliseconds like every other time (seed 001's (docs/specs.md) docs say seconds, its
   code stored nanoseconds); one unit everywhere removes a class of bugs;
 - ``knowledge_bases`` exists only so ``projects.kb_id`` keeps its seeded SET NULL foreign key;
 - ``conversations.is_agent_default`` (+) backs the partial unique index that gives each

@@ -16,6 +16,8 @@ instance by the request's ``Origin``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.middleware.cors import CORSMiddleware
 
 #: Response headers a cross-origin client may read (paging, request ids, the /v1 conversation).
@@ -36,7 +38,9 @@ class Cors:
         self.app = app
         listed, anyone = parse_origins(origins)
         self.listed = frozenset(listed)
-        common = dict(allow_methods=["*"], allow_headers=["*"], expose_headers=EXPOSE)
+        common: dict[str, Any] = dict(
+            allow_methods=["*"], allow_headers=["*"], expose_headers=EXPOSE
+        )
         self.trusted = CORSMiddleware(
             app, allow_origins=listed, allow_credentials=True, max_age=MAX_AGE_S, **common
         )

@@ -26,7 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
-from ..jobs.queue import Permanent, enqueue, handler
+from ..jobs.queue import Permanent, enqueue
 from . import service as svc_mod
 from . import store
 from . import vectors as vec
@@ -145,11 +145,9 @@ async def embed_memories(rt, user_id: str) -> dict:
     return {"embedded": done, "more": more}
 
 
-@handler(KIND_CONVERSATION)
 async def embed_conversation_job(rt, payload: dict) -> None:
     await embed_conversation(rt, payload["conversation_id"])
 
 
-@handler(KIND_MEMORIES)
 async def embed_memories_job(rt, payload: dict) -> None:
     await embed_memories(rt, payload["user_id"])

@@ -58,7 +58,8 @@ class OpenAIEmbedder:
             self._client = openai.AsyncOpenAI(
                 api_key=self._api_key or "not-needed",
                 base_url=self._base_url,
-                http_client=self._http,
+                # openai>=3 is typed against its httpx fork; the httpx client works at run time
+                http_client=self._http,  # type: ignore[arg-type]
                 max_retries=0,
             )
         return self._client

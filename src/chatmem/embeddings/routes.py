@@ -1,9 +1,10 @@
-"""The embeddings feature: builds the configured embedder at start and shows operators its state.
+"""The embeddings admin route: shows operators the embedder's state.
 
-``install(rt)`` loads ``CHATMEM_EMBEDDER`` through the registry — an unknown name or a refused
-configuration raises at ``create_app``, before the server accepts a request — and registers a
-service that closes the embedder on shutdown. With no embedder configured it does nothing, and
-``schedule_embedding`` stays a no-op. ``GET /api/admin/embeddings`` (admins) reports the embedder,
+(The composition root, ``app.create_runtime``, loads ``CHATMEM_EMBEDDER`` through the registry —
+an unknown name or a refused configuration raises at ``create_app``, before the server accepts a
+request — and registers ``service.Lifecycle``, which closes the embedder on shutdown. With no
+embedder configured ``schedule_embedding`` stays a no-op.) ``GET /api/admin/embeddings`` (admins)
+reports the embedder,
 its model key, stored vector counts per model, and whether sqlite-vec / pgvector are present.
 """
 
@@ -12,19 +13,13 @@ from __future__ import annotations
 import importlib.util
 import sqlite3
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from sqlalchemy import text
 
-from ..auth.deps import current_admin, get_runtime
-from ..auth.models import Principal
+from ..auth.deps import CurrentAdmin, RuntimeDep
 from ..contracts.base import Output
 from ..contracts.errors import AUTHED, errors
-from ..runtime import Runtime
-from . import (
-    jobs,  # noqa: F401 - registers the job handlers in every process
-    registry,
-    store,
-)
+from . import registry, store
 from . import service as svc_mod
 
 router = APIRouter(prefix="/api/admin/embeddings", tags=["embeddings"], responses=errors(*AUTHED))
@@ -48,32 +43,6 @@ class EmbeddingsStatus(Output):
     search: str
 
 
-class _Lifecycle:
-    """Runtime service: keeps the engine registered while running, closes the embedder after."""
-
-    def __init__(self, rt: Runtime, s: svc_mod.EmbeddingService) -> None:
-        self.rt, self.s = rt, s
-
-    async def start(self) -> None:
-        svc_mod.enable(self.rt.db, self.rt.settings)
-
-    async def stop(self) -> None:
-        svc_mod.disable(self.rt.db)
-        await self.s.aclose()
-
-
-def install(rt: Runtime) -> None:
-    if svc_mod.STATE_KEY in rt.extras:
-        return
-    embedder = registry.load(rt.settings)
-    if embedder is None:
-        return
-    s = svc_mod.EmbeddingService(rt.settings, embedder)
-    rt.extras[svc_mod.STATE_KEY] = s
-    svc_mod.enable(rt.db, rt.settings)
-    rt.services.append(_Lifecycle(rt, s))
-
-
 async def backends(c) -> dict:
     """Which in-database vector engines exist here (reported; the search does not need them)."""
     if c.dialect.name == "sqlite":
@@ -91,9 +60,7 @@ async def backends(c) -> dict:
 
 
 @router.get("", response_model=EmbeddingsStatus)
-async def embeddings_status(
-    _p: Principal = Depends(current_admin), rt: Runtime = Depends(get_runtime)
-):
+async def embeddings_status(_p: CurrentAdmin, rt: RuntimeDep):
     s = svc_mod.get(rt)
     async with rt.db.read() as c:
         counts = await store.counts(c)

@@ -22,7 +22,6 @@ from . import registry
 from . import vectors as vec
 from .base import Embedder, EmbedderError
 
-STATE_KEY = "embeddings"
 QUERY_CACHE_SIZE = 256
 
 
@@ -83,7 +82,22 @@ class EmbeddingService:
 
 
 def get(rt) -> EmbeddingService | None:
-    return rt.extras.get(STATE_KEY) if rt is not None else None
+    """The runtime's embedding service (``Runtime.embeddings``; None = embeddings off)."""
+    return rt.embeddings if rt is not None else None
+
+
+class Lifecycle:
+    """Runtime service: keeps the engine registered while running, closes the embedder after."""
+
+    def __init__(self, db, settings, s: EmbeddingService) -> None:
+        self.db, self.settings, self.s = db, settings, s
+
+    async def start(self) -> None:
+        enable(self.db, self.settings)
+
+    async def stop(self) -> None:
+        disable(self.db)
+        await self.s.aclose()
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import and_, exists, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
 from ..db.clock import now_ms
+from ..db.dialect import insert
 from ..db.ids import new_id
 from . import vectors as vec
 
@@ -90,12 +89,8 @@ async def pending_memories(
     ]
 
 
-def _insert(c: AsyncConnection):
-    return pg_insert if c.dialect.name == "postgresql" else sqlite_insert
-
-
 async def _upsert(c: AsyncConnection, rows: list[dict], owner: str) -> None:
-    ins = _insert(c)(t.embeddings).values(rows)
+    ins = insert(c, t.embeddings).values(rows)
     stmt = ins.on_conflict_do_update(
         index_elements=[owner, "model"],
         set_=dict(

@@ -19,7 +19,9 @@ import sys
 from array import array
 from collections.abc import Iterable, Sequence
 from operator import mul
+from typing import Any
 
+_np: Any
 try:  # optional accelerator: ``chatmem[local]`` brings it, so does almost every ML stack
     import numpy as _np
 except ImportError:  # pragma: no cover - exercised where NumPy is absent

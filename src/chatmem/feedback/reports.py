@@ -9,8 +9,8 @@ user on PostgreSQL, so it holds across replicas and concurrent submissions.
 from __future__ import annotations
 
 from ..auth.models import Principal
+from ..contracts.cursor import decode_cursor, encode_cursor
 from ..conversations import store as conv_store
-from ..conversations.wire import decode_cursor, encode_cursor
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..errors import ApiError, NotFound, TooManyRequests, Unprocessable

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from typing import Annotated
 
-from ..auth.deps import current_admin, current_user, get_runtime
-from ..auth.models import Principal
+from fastapi import APIRouter, Query, Request, Response
+
+from ..auth.deps import (
+    CurrentAdmin,
+    CurrentUser,
+    RuntimeDep,
+)
 from ..contracts.errors import AUTHED, errors
 from ..contracts.openapi import schema_ref
-from ..runtime import Runtime
 from . import ratings, reports
 from .form import read_report_form
 from .wire import FeedbackIn, MessageRating, ReportOut, ReportPage, ReportUpload
@@ -27,8 +31,8 @@ async def rate_message(
     cid: str,
     mid: str,
     body: FeedbackIn,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     return await ratings.rate(rt.db, p, cid, mid, body)
 
@@ -38,9 +42,7 @@ async def rate_message(
     response_model=MessageRating,
     responses=errors(404),
 )
-async def get_rating(
-    cid: str, mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def get_rating(cid: str, mid: str, p: CurrentUser, rt: RuntimeDep):
     return await ratings.get(rt.db, p, cid, mid)
 
 
@@ -56,18 +58,16 @@ async def get_rating(
         }
     },
 )
-async def report_problem(
-    request: Request, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def report_problem(request: Request, p: CurrentUser, rt: RuntimeDep):
     return await reports.submit(rt.db, p, await read_report_form(request))
 
 
 @router.get("/api/admin/user-feedback", response_model=ReportPage)
 async def list_reports(
+    _admin: CurrentAdmin,
+    rt: RuntimeDep,
     cursor: str | None = None,
-    limit: int = Query(50, ge=1, le=200),
-    _admin: Principal = Depends(current_admin),
-    rt: Runtime = Depends(get_runtime),
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ):
     return await reports.list_reports(rt.db, cursor, limit)
 
@@ -86,9 +86,7 @@ async def list_reports(
         },
     },
 )
-async def report_screenshot(
-    rid: str, _admin: Principal = Depends(current_admin), rt: Runtime = Depends(get_runtime)
-):
+async def report_screenshot(rid: str, _admin: CurrentAdmin, rt: RuntimeDep):
     data, mime = await reports.screenshot(rt.db, rid)
     return Response(
         data,

@@ -3,6 +3,8 @@ in the services (through the conversation store), so every read here is already 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import and_, delete, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -23,7 +25,14 @@ async def rating_of(c: AsyncConnection, user_id: str, mid: str):
 
 
 async def upsert_rating(
-    c: AsyncConnection, user_id: str, conv, msg, *, rating: str, reasons: list[str], comment: str
+    c: AsyncConnection,
+    user_id: str,
+    conv,
+    msg,
+    *,
+    rating: str,
+    reasons: Sequence[str],
+    comment: str,
 ):
     """One row per (message, user) — the same conflict target the /rpc route uses."""
     now = now_ms()
@@ -64,7 +73,7 @@ async def delete_rating(c: AsyncConnection, user_id: str, mid: str) -> None:
 
 
 async def _mirror(c: AsyncConnection, mid: str, rating: str) -> None:
-    """Keep seed 001's legacy ``messages.feedback`` mirror in step (the /rpc route does too), so
+    """Keep seed 001's (docs/specs.md) legacy ``messages.feedback`` mirror in step (the /rpc route does too), so
     message objects show the owner's current rating."""
     await c.execute(update(t.messages).where(M.id == mid).values(feedback=rating))
 

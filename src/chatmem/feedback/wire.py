@@ -1,6 +1,6 @@
 """Request models and row → JSON serialisers for ratings and problem reports.
 
-The ten dislike reasons (seed 001 names four — incorrect_fact, outdated, unsafe, other — and fixes
+The ten dislike reasons (seed 001 (docs/specs.md) names four — incorrect_fact, outdated, unsafe, other — and fixes
 the count at ten; the rest cover the usual complaints about an answer):
 
 - ``incorrect_fact``       states something false

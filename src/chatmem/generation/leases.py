@@ -19,11 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import and_, delete, func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
+from ..db.dialect import insert
 
 L = t.conversation_generation_leases.c
 STOP = "!stop"
@@ -66,9 +65,8 @@ async def acquire(
         L.conversation_id == conv_id, L.branch_key == branch_key, L.principal_id == principal_id
     )
     await c.execute(delete(t.conversation_generation_leases).where(key, L.expires_at <= now))
-    ins = pg_insert if c.dialect.name == "postgresql" else sqlite_insert
     await c.execute(
-        ins(t.conversation_generation_leases)
+        insert(c, t.conversation_generation_leases)
         .values(
             conversation_id=conv_id,
             branch_key=branch_key,

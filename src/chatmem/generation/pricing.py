@@ -9,12 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..providers.base import ModelInfo, Usage
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters per token; used only when the provider reported nothing."""
-    return (len(text) + 3) // 4 if text else 0
+from ..providers.base import ModelInfo, Usage, estimate_tokens
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,9 @@
-"""Native HTTP routes for generation: turn start (via the conversations route), resume, regenerate,
+"""Native HTTP routes for generation: posting a message (which starts a turn), resume, regenerate,
 stop, and the model list. Auth, one service call, then JSON or an SSE stream.
+
+A turn, by imports: ``post_message`` → ``service.start_turn`` (lease, rows, first event) →
+``turns.TurnRunner`` (``context.service.build_turn_context`` → ``rt.providers`` → the provider's
+``stream``) → ``events`` (the durable log) → ``sse_body`` here, following the log.
 
 Content negotiation: a turn-starting POST answers with the SSE stream when the client accepts
 ``text/event-stream``, else 202 with both message ids (then read or resume the stream).
@@ -8,24 +12,23 @@ Content negotiation: a turn-starting POST answers with the SSE stream when the c
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import Field
 
-from ..auth.deps import current_user, get_runtime
-from ..auth.models import Principal
+from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.base import Input
 from ..contracts.errors import AUTHED, errors
+from ..conversations import service as conversations
 from ..conversations.service import check_size
-from ..conversations.wire import MessageIn
+from ..conversations.wire import MessageIn, MessageOut
 from ..errors import BadRequest
 from ..runtime import Runtime
-from . import service, titles  # noqa: F401  (titles registers the "title" job handler)
+from . import service
 from .contracts import SSE_RESPONSE, ModelList, Stopped, TurnStarted
 from .sse import PING, frames
-from .state import get_state
-from .sweeper import Sweeper
 
 router = APIRouter(tags=["generation"], responses=errors(*AUTHED))
 
@@ -67,8 +70,32 @@ def turn_response(rt: Runtime, request: Request, ids: service.TurnIds):
     return JSONResponse(body, status_code=202)
 
 
-async def start_turn_route(rt: Runtime, p: Principal, cid: str, body: MessageIn, request: Request):
-    """Registered as ``rt.extras["start_turn"]``; called by POST /api/conversations/{cid}/messages."""
+@router.post(
+    "/api/conversations/{cid}/messages",
+    tags=["conversations"],
+    status_code=201,
+    response_model=MessageOut,
+    responses={
+        **errors(404, 409, 413, 429),
+        200: SSE_RESPONSE,
+        201: {
+            "description": "log mode (`generate: false` or `role: assistant`): the stored message"
+        },
+        202: {"model": TurnStarted, "description": "a turn started; read or resume its stream"},
+    },
+)
+async def post_message(cid: str, body: MessageIn, request: Request, p: CurrentUser, rt: RuntimeDep):
+    """A log-mode message is stored as is (201); any other starts a turn (SSE, or 202 + ids)."""
+    if body.log_mode:
+        return await conversations.append_message(
+            rt.db,
+            p,
+            cid,
+            body,
+            rt.settings.max_message_bytes,
+            max_clock_skew_ms=rt.settings.max_clock_skew_ms,
+            followup_delay_ms=rt.settings.log_followup_delay_ms,
+        )
     check_size(body.content, rt.settings.max_message_bytes)
     ids = await service.start_turn(
         rt,
@@ -114,9 +141,9 @@ async def resume(
     cid: str,
     mid: str,
     request: Request,
-    last_event_id: str | None = Query(None, max_length=20),
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
+    last_event_id: Annotated[str | None, Query(max_length=20)] = None,
 ):
     """Replay the events after Last-Event-ID, then follow live; 204 when there is nothing left."""
     after = _last_event_id(request, last_event_id)
@@ -137,9 +164,9 @@ async def resume(
 async def regenerate(
     cid: str,
     request: Request,
+    p: CurrentUser,
+    rt: RuntimeDep,
     body: RegenerateIn | None = None,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
 ):
     body = body or RegenerateIn()
     ids = await service.regenerate(rt, p, cid, message_id=body.message_id, model=body.model)
@@ -149,21 +176,13 @@ async def regenerate(
 @router.post("/api/conversations/{cid}/stop", response_model=Stopped, responses=errors(404))
 async def stop(
     cid: str,
+    p: CurrentUser,
+    rt: RuntimeDep,
     body: StopIn | None = None,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
 ):
     return await service.stop(rt, p, cid, (body or StopIn()).message_id)
 
 
 @router.get("/api/models", tags=["models"], response_model=ModelList)
-async def models(p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
-    return get_state(rt).registry.public_models(is_admin=p.is_admin)
-
-
-def install(rt: Runtime) -> None:
-    """Per-runtime generation state, the turn-start hook, and the sweeper service."""
-    g = get_state(rt)
-    rt.extras["start_turn"] = start_turn_route
-    rt.services.append(g)
-    rt.services.append(Sweeper(rt))
+async def models(p: CurrentUser, rt: RuntimeDep):
+    return rt.providers.public_models(is_admin=p.is_admin)

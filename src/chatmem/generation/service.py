@@ -1,6 +1,6 @@
 """Generation use-cases, and the Python API other features call to run and follow turns.
 
-Public API (used by the routes here and by the seed-000 compat layer):
+Public API (used by the routes here and by the seed-000 (docs/specs.md) compat layer):
 
 - ``await start_turn(rt, principal, conv_id, blocks, *, parent_id=None, model=None, metadata=None)``
   → ``TurnIds(user_message_id, assistant_message_id)``: validates, takes the generation lease,
@@ -21,8 +21,9 @@ Public API (used by the routes here and by the seed-000 compat layer):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 
@@ -39,7 +40,6 @@ from . import events as ev
 from . import leases
 from .finalize import end_orphan, message_public
 from .sse import TERMINAL
-from .state import get_state
 from .turns import TurnRequest, TurnRunner, TurnSpec
 
 M = t.messages.c
@@ -146,7 +146,7 @@ def _launch(
     now: int,
     request: TurnRequest | None = None,
 ) -> None:
-    g = get_state(rt)
+    g = rt.generation
     spec = TurnSpec(
         request=request,
         principal=p,
@@ -178,11 +178,10 @@ async def start_turn(
     message is a new root beside the first one instead of following the active leaf."""
     p = principal
     blocks = blk.normalize(blocks)
-    g = get_state(rt)
     now = now_ms()
     async with rt.db.write() as c:
         conv = await store.get_conversation(c, p.id, conv_id, for_update=True)
-        info = g.registry.resolve(model or conv.model_id or None)
+        info = rt.providers.resolve(model or conv.model_id or None)
         explicit = parent_id is not None or branch
         parent = parent_id if explicit else conv.active_leaf_id
         if parent is not None:
@@ -210,7 +209,7 @@ async def start_turn(
             # an edit-and-resend while the first version is still answering: its own branch
             await leases.acquire(c, conv_id, f"{key}/{mid}", p.id, token, ttl, now)
         first_turn = conv.message_count == 0
-        extra = {"metadata": metadata} if metadata else {}
+        extra: dict[str, Any] = {"metadata": metadata} if metadata else {}
         urow = await store.insert_message(
             c, conv, parent_id=parent, role="user", blocks=blocks, user_id=p.id, now=now, **extra
         )
@@ -237,7 +236,6 @@ async def regenerate(
     model: str | None = None,
 ) -> TurnIds:
     p = principal
-    g = get_state(rt)
     now = now_ms()
     async with rt.db.write() as c:
         conv = await store.get_conversation(c, p.id, conv_id, for_update=True)
@@ -259,7 +257,7 @@ async def regenerate(
                 details={"message_id": target_id},
             )
         default_model = target.model_id if target.role == "assistant" and not target.fast else None
-        info = g.registry.resolve(model or default_model or conv.model_id or None)
+        info = rt.providers.resolve(model or default_model or conv.model_id or None)
         await _check_capacity(c, rt, p, now)
         mid = new_id("msg")
         token = f"{mid}:{secret_token(18)}"
@@ -303,9 +301,9 @@ async def _snapshot_end(rt, message_id: str) -> list[dict]:
     async with rt.db.read() as c:
         row = (await c.execute(select(t.messages).where(M.id == message_id))).one()
         msg = await message_public(c, row)
-    out = [{"seq": None, "type": "snapshot", "data": {"message": msg}}]
+    out: list[dict[str, Any]] = [{"seq": None, "type": "snapshot", "data": {"message": msg}}]
     if row.status == "error":
-        block = next((b for b in row.blocks or () if b.get("kind") == "error"), {})
+        block: dict[str, Any] = next((b for b in row.blocks or () if b.get("kind") == "error"), {})
         code = block.get("code") or row.error or "error"
         out.append(
             {
@@ -354,7 +352,7 @@ async def follow_batches(
 ) -> AsyncIterator[list[dict]]:
     """Like ``follow`` but yields lists of events (what the SSE writer sends in one write); with
     ``idle_s``, also an empty list whenever that long passed without events (keep-alive)."""
-    g = get_state(rt)
+    g = rt.generation
     seq = max(0, after_seq)
     live = g.live.get(message_id)
     if live is not None:
@@ -418,7 +416,7 @@ async def follow_batches(
         await asyncio.sleep(poll)
 
 
-async def follow(rt, message_id: str, after_seq: int = 0) -> AsyncIterator[dict]:
+async def follow(rt, message_id: str, after_seq: int = 0) -> AsyncGenerator[dict, None]:
     """Events after ``after_seq``: replay then live, ending after ``done`` or ``error``."""
     async for batch in follow_batches(rt, message_id, after_seq):
         for e in batch:
@@ -428,7 +426,7 @@ async def follow(rt, message_id: str, after_seq: int = 0) -> AsyncIterator[dict]
 async def stop(
     rt, principal: Principal, conv_id: str, message_id: str | None = None, *, wait_s: float = 10.0
 ) -> dict:
-    g = get_state(rt)
+    g = rt.generation
     async with rt.db.read() as c:
         await store.get_conversation(c, principal.id, conv_id)
         if message_id is not None:

@@ -1,40 +1,50 @@
-"""What one process holds for generation: the provider registry and the turns it is running.
+"""The turns one process is running: their runners and live event logs (``Runtime.generation``).
 
-Registered on ``rt.extras["generation"]`` and as a service, so that shutting the process down ends
-its running turns as ``error`` / ``generation_interrupted`` (their text kept) instead of leaving them
-for another replica's sweeper, and closes provider clients.
+Why it exists: followers on the same process read a running turn's events from memory, and
+shutting the process down ends its running turns as ``error`` / ``generation_interrupted`` (their
+text kept) instead of leaving them for another replica's sweeper. It is a service on the runtime
+for that reason.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any, Protocol
 
-from ..providers.registry import Registry
 from .events import LiveLog
-from .flusher import Flusher
+
+
+class Runner(Protocol):
+    """What the state needs of a ``turns.TurnRunner`` (a protocol: turns.py imports the runtime,
+    which holds this state)."""
+
+    spec: Any  # TurnSpec: .assistant_message_id
+    live: LiveLog
+    task: asyncio.Task | None
+
+    async def run(self) -> None: ...
+
+    def request_stop(self, cause: str) -> None: ...
 
 
 class GenerationState:
-    def __init__(self, rt) -> None:
-        self.rt = rt
-        self.registry = Registry(rt.settings)
-        self.runners: dict[str, object] = {}  # assistant message id → TurnRunner
+    def __init__(self) -> None:
+        self.runners: dict[str, Runner] = {}  # assistant message id → TurnRunner
         self.live: dict[str, LiveLog] = {}
-        self.flusher = Flusher(rt, self)
 
-    def track(self, runner) -> None:
+    def track(self, runner: Runner) -> None:
         mid = runner.spec.assistant_message_id
         self.runners[mid] = runner
         self.live[mid] = runner.live
         runner.task = asyncio.create_task(runner.run(), name=f"turn:{mid}")
 
-    def forget(self, runner) -> None:
+    def forget(self, runner: Runner) -> None:
         mid = runner.spec.assistant_message_id
         self.runners.pop(mid, None)
         self.live.pop(mid, None)
 
     async def start(self) -> None:
-        await self.flusher.start()
+        return None
 
     async def stop(self) -> None:
         runners = list(self.runners.values())
@@ -43,12 +53,3 @@ class GenerationState:
         tasks = [r.task for r in runners if r.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=10)
-        await self.flusher.stop()
-        await self.registry.aclose()
-
-
-def get_state(rt) -> GenerationState:
-    g = rt.extras.get("generation")
-    if g is None:
-        g = rt.extras["generation"] = GenerationState(rt)
-    return g

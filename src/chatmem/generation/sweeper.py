@@ -22,7 +22,6 @@ from ..db.clock import now_ms
 from . import events as ev
 from . import leases
 from .finalize import end_orphan
-from .state import get_state
 
 log = logging.getLogger("chatmem.generation.sweeper")
 M = t.messages.c
@@ -71,7 +70,7 @@ class Sweeper:
         """End orphaned turns; returns the ids it ended."""
         rt = self.rt
         now = now_ms()
-        mine = get_state(rt).runners
+        mine = rt.generation.runners
         async with rt.db.read() as c:
             q = (
                 select(M.id)

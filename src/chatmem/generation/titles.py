@@ -15,9 +15,7 @@ from .. import i18n
 from ..conversations import blocks as blk
 from ..db import schema as t
 from ..db.clock import now_ms
-from ..jobs.queue import handler
 from ..providers.base import ChatMessage, complete
-from .state import get_state
 
 log = logging.getLogger("chatmem.generation.titles")
 C = t.conversations.c
@@ -45,7 +43,6 @@ def clean_model_title(text: str) -> str:
     return line.strip().strip("\"“”'").rstrip(".")[:80]
 
 
-@handler("title")
 async def title_job(rt, payload: dict) -> None:
     cid = payload["conversation_id"]
     async with rt.db.read() as c:
@@ -64,7 +61,7 @@ async def title_job(rt, payload: dict) -> None:
     if not text.strip():
         return
     title = ""
-    reg = get_state(rt).registry
+    reg = rt.providers
     if reg.has_real_model():
         model = reg.resolve(None)
         try:

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import select
 
@@ -35,6 +36,7 @@ from ..providers.base import (
     ThinkingDelta,
     ToolCall,
     Usage,
+    estimate_tokens,
 )
 from ..unicode import scrub
 from . import leases, pricing
@@ -200,9 +202,8 @@ class TurnRunner:
 
     async def _prepare(self):
         rt, spec = self.rt, self.spec
-        hook = rt.extras.get("before_turn")
-        if hook is not None and spec.run_hook:
-            await hook(rt, spec.principal, spec.conv_id, spec.user_message_id)
+        if rt.before_turn is not None and spec.run_hook:
+            await rt.before_turn(rt, spec.principal, spec.conv_id, spec.user_message_id)
         compacted = await self._compact_first()
         async with rt.db.read() as c:
             conv = await store.get_conversation(c, spec.principal.id, spec.conv_id)
@@ -220,7 +221,7 @@ class TurnRunner:
             ctx.report.setdefault("compaction", {}).update(compacted.public(), ran=True)
         self.report = ctx.report or {}
         self.context_tokens = int(self.report.get("total_tokens") or 0) or sum(
-            pricing.estimate_tokens(m.content) for m in ctx.messages
+            estimate_tokens(m.content) for m in ctx.messages
         )
         return _with_client_system(ctx.messages, spec.request)
 
@@ -248,7 +249,7 @@ class TurnRunner:
         return res
 
     async def _consume(self, messages) -> None:
-        provider = self.state.registry.provider(self.spec.model.provider)
+        provider = self.rt.providers.provider(self.spec.model.provider)
         req = self.spec.request or TurnRequest()
         max_tokens = min(self.spec.model.max_output, req.max_tokens or self.spec.model.max_output)
         kw = {}
@@ -344,7 +345,11 @@ class TurnRunner:
         self.finalizing = True
         pending = self.live.pending()
         seq = self.live.last_seq
-        usage_ev = {"seq": seq + 1, "type": "usage", "data": {**b.usage(), "credits": b.credits}}
+        usage_ev: dict[str, Any] = {
+            "seq": seq + 1,
+            "type": "usage",
+            "data": {**b.usage(), "credits": b.credits},
+        }
         terminal, terminal_data = (
             ("error", {"code": code, "message": message})
             if status == "error"

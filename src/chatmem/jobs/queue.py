@@ -1,4 +1,4 @@
-"""Enqueue jobs and register their handlers.
+"""Enqueue jobs: the write side of the database job queue.
 
 ``enqueue`` takes an open write connection so a job is committed atomically with the change that
 caused it (a finished turn and its memory-extraction job land together or not at all). A dedupe
@@ -6,40 +6,27 @@ key collapses repeated requests while one is still queued: the partial unique in
 ``dedupe_key WHERE status = 'queued'`` makes that race-free (insert-on-conflict-do-nothing), so two
 replicas enqueueing the same key at once still leave one queued job.
 
-Handlers are registered by kind with ``@handler("kind")``; the worker (see worker.py) claims jobs
-and calls ``await fn(runtime, payload)``. A handler that raises is retried with backoff; raise
+Handlers are registered by kind in ``Runtime.job_handlers`` by the composition root
+(``app.create_runtime``); the worker (see worker.py) claims jobs of those kinds and calls
+``await fn(runtime, payload)``. A handler that raises is retried with backoff; raise
 ``Permanent`` to fail the job at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
 from sqlalchemy import text
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
 from ..db.clock import now_ms
+from ..db.dialect import insert
 from ..db.ids import new_id
 
-Handler = Callable[[Any, dict], Awaitable[None]]
-HANDLERS: dict[str, Handler] = {}
 DEFAULT_MAX_ATTEMPTS = 5
 
 
 class Permanent(Exception):
     """Raised by a handler for a failure that retrying cannot fix (the job fails at once)."""
-
-
-def handler(kind: str) -> Callable[[Handler], Handler]:
-    def register(fn: Handler) -> Handler:
-        HANDLERS[kind] = fn
-        return fn
-
-    return register
 
 
 async def enqueue(
@@ -65,8 +52,7 @@ async def enqueue(
         created_at=now,
         updated_at=now,
     )
-    ins = pg_insert if c.dialect.name == "postgresql" else sqlite_insert
-    stmt = ins(t.jobs).values(**values)
+    stmt = insert(c, t.jobs).values(**values)
     if dedupe_key is not None:
         stmt = stmt.on_conflict_do_nothing(
             index_elements=["dedupe_key"], index_where=text("status = 'queued'")

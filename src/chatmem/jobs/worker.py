@@ -21,18 +21,21 @@ job and is what tests drive directly.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
 import traceback
 import uuid
+from typing import Any
 
 from sqlalchemy import and_, delete, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..db import schema as t
 from ..db.clock import now_ms
-from .queue import HANDLERS, Permanent
+from ..runtime import Runtime
+from .queue import Permanent
 
 log = logging.getLogger(__name__)
 J = t.jobs.c
@@ -125,7 +128,7 @@ async def fail(
         owned = and_(J.id == job["id"], J.locked_by == worker_id, J.status == "running")
         retry = requeue_now or (not permanent and job["attempts"] < job["max_attempts"])
         if retry:
-            values = dict(
+            values: dict[str, Any] = dict(
                 status="queued",
                 locked_by="",
                 locked_until=None,
@@ -205,7 +208,7 @@ class Worker:
 
     def __init__(
         self,
-        rt,
+        rt: Runtime,
         *,
         worker_id: str | None = None,
         concurrency: int = 1,
@@ -224,7 +227,7 @@ class Worker:
         return int(self.rt.settings.job_visibility_timeout_s * 1000)
 
     def _kinds(self) -> list[str]:
-        return self.kinds if self.kinds is not None else sorted(HANDLERS)
+        return self.kinds if self.kinds is not None else sorted(self.rt.job_handlers)
 
     async def run_once(self) -> dict | None:
         """Claim one job and run it; the claimed job (with its outcome) or None when idle."""
@@ -235,7 +238,7 @@ class Worker:
         job = await claim(self.rt.db, self.id, visibility_ms=self._visibility_ms, kinds=kinds)
         if job is None:
             return None
-        fn = HANDLERS.get(job["kind"])
+        fn = self.rt.job_handlers.get(job["kind"])
         beat = asyncio.create_task(self._heartbeat(job["id"]))
         try:
             if fn is None:
@@ -301,10 +304,8 @@ class Worker:
             except Exception:
                 log.exception("job worker loop error")
             if job is None:
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), timeout=poll)
-                except TimeoutError:
-                    pass
 
     async def start(self) -> None:
         self._stopping.clear()
@@ -317,12 +318,10 @@ class Worker:
         self._stopping.set()
         if not self._tasks:
             return
-        done, pending = await asyncio.wait(self._tasks, timeout=grace_s)
+        _done, pending = await asyncio.wait(self._tasks, timeout=grace_s)
         for task in pending:
             task.cancel()
         for task in self._tasks:
-            try:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-            except (asyncio.CancelledError, Exception):
-                pass
         self._tasks = []

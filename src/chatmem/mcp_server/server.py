@@ -26,7 +26,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import Field
+from pydantic import AnyHttpUrl, Field
 
 from ..auth import service as auth_service
 from ..auth.models import Principal
@@ -75,8 +75,8 @@ def build(rt) -> MCPServer:
         instructions=INSTRUCTIONS,
         token_verifier=ApiKeyVerifier(rt),
         auth=AuthSettings(
-            issuer_url=base,
-            resource_server_url=f"{base}/mcp",
+            issuer_url=AnyHttpUrl(base),
+            resource_server_url=AnyHttpUrl(f"{base}/mcp"),
             validate_token_resource=False,  # the verifier checks our own keys (no audience)
         ),
     )

@@ -25,7 +25,7 @@ from typing import Protocol
 from ..providers.base import ChatMessage, ModelInfo, Provider, complete
 from . import patterns as pt
 from . import rules, when
-from .policy import ACTIVE, QUERY_DEPENDENT, Candidate
+from .policy import ACTIVE, LIVE, QUERY_DEPENDENT, Candidate, normalize_text, normalize_value
 
 NATIVE_TYPES = ("location", "preference", "identity", "schedule", "habit", "goal", "constraint")
 AGENT_TYPES = ("偏好", "边界", "关系目标", "对话风格", "重要事实")
@@ -54,7 +54,7 @@ class Known:
 class ExtractionInput:
     messages: list[SourceMessage]
     existing: list[Known] = field(default_factory=list)
-    agent: bool = False  # agent conversation: seed-000 types
+    agent: bool = False  # agent conversation: seed-000 (docs/specs.md) types
     agent_name: str = ""
     cap: int = 5  # candidates in all
     turn_cap: int = 0  # candidates per user message (0 = only ``cap``): a batch of many turns
@@ -426,7 +426,9 @@ def validate_items(obj: dict | None, inp: ExtractionInput) -> ExtractionResult:
             mtype = mtype or known.memory_type
         if mtype not in types:
             mtype = pt.AGENT_TYPES.get(mtype, default_type) if inp.agent else default_type
-        status = item.get("status") if item.get("status") in (ACTIVE, QUERY_DEPENDENT) else ACTIVE
+        status: str = (
+            ACTIVE if item.get("status") not in (ACTIVE, QUERY_DEPENDENT) else item["status"]
+        )
         try:
             importance = min(5, max(1, int(item.get("importance", 3))))
         except (TypeError, ValueError):
@@ -529,8 +531,6 @@ _FILLER_ZH = (
 def forget_matches(body: str, rows: list, *, now: int = 0) -> list[str]:
     """Ids of the live memories (``policy.Mem``-like rows) that a "forget <body>" request names:
     a fact restated (slot + value), a slot named by words, or text that contains the request."""
-    from .policy import LIVE, normalize_text, normalize_value
-
     live = [r for r in rows if r.status in LIVE]
     hit: set[str] = set()
     for c in rule_candidates(SourceMessage("", "user", body, now), now=now):
@@ -543,11 +543,11 @@ def forget_matches(body: str, rows: list, *, now: int = 0) -> list[str]:
     for slot, words in SLOT_WORDS.items():
         if any(w in low for w in words):
             hit.update(r.id for r in live if r.slot == slot)
-    words = [w for w in re.findall(r"\w+", low) if w not in _FILLER_EN and w.isascii()]
-    if words:
+    body_words = [w for w in re.findall(r"\w+", low) if w not in _FILLER_EN and w.isascii()]
+    if body_words:
         for r in live:
             have = set(re.findall(r"\w+", (r.memory_text + " " + r.value).lower()))
-            if all(w in have for w in words):
+            if all(w in have for w in body_words):
                 hit.add(r.id)
     core = body
     for f in _FILLER_ZH:

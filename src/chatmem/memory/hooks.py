@@ -28,7 +28,7 @@ from ..conversations import store as cstore
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..embeddings import cached_query
-from ..jobs.queue import enqueue, handler
+from ..jobs.queue import enqueue
 from . import policy as pol
 from . import retrieval, service, store
 from .extract import (
@@ -94,23 +94,16 @@ def _turn_model(reg, rows) -> str | None:
 
 
 def _extractor(rt, conv, rows=()):
-    """An explicit override (``rt.extras["memory_extractor"]``), else settings: ``rules``, ``llm``,
-    or ``auto`` (a real model, else the rule extractor for demo). The model is the configured
+    """An explicit override (``rt.memory_extractor``), else settings: ``rules``, ``llm``, or
+    ``auto`` (a real model, else the rule extractor for demo). The model is the configured
     ``memory_extractor_model``, else the one the turn used, else the conversation's."""
-    override = rt.extras.get("memory_extractor")
-    if override is not None:
-        return (
-            override(rt, conv)
-            if callable(override) and not hasattr(override, "extract")
-            else override
-        )
+    if rt.memory_extractor is not None:
+        return rt.memory_extractor(rt, conv)
     mode = getattr(rt.settings, "memory_extractor", "auto")
     if mode == "rules":
         return RuleExtractor()
     try:
-        from ..generation.state import get_state
-
-        reg = get_state(rt).registry
+        reg = rt.providers
         model = reg.resolve(
             getattr(rt.settings, "memory_extractor_model", "")
             or _turn_model(reg, rows)
@@ -254,7 +247,6 @@ async def _extract_batch(rt, conv, ids: list[str], old_cursor: str | None) -> di
     return out
 
 
-@handler("memory.extract")
 async def extract_job(rt, payload: dict) -> None:
     """Extract a bounded number of batches, then hand the rest to a fresh job (same dedupe key),
     so a long import neither holds one worker for minutes nor starves other conversations."""
@@ -388,8 +380,3 @@ def make_memory_source(rt):
         )
 
     return memory_source
-
-
-def install(rt) -> None:
-    rt.extras["memory_source"] = make_memory_source(rt)
-    rt.extras["before_turn"] = before_turn

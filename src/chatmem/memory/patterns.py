@@ -47,7 +47,7 @@ class Pattern:
     importance: int = 3
     confidence: float = 0.75
     ttl_ms: int | None = None  # time-bound (QUERY_DEPENDENT) when set or when a 't' group matches
-    agent_type: str = ""  # seed-000 type override for agent conversations
+    agent_type: str = ""  # seed-000 (docs/specs.md) type override for agent conversations
     stop: tuple[str, ...] = ()  # values that mean the pattern misfired
 
     def compiled(self) -> re.Pattern:

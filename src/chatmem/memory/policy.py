@@ -5,7 +5,7 @@ Why it exists: mem0 let a model choose ADD/UPDATE/DELETE and it chose wrong; her
 testable. This module imports neither a framework nor a database: the store loads the rows of one
 scope (user-wide, or one (user, agent) pair), calls a ``plan_*`` function, and applies the Plan.
 
-Rules (DESIGN.md §7):
+Rules (docs/architecture.md, docs/specs.md):
 
 - a candidate whose source message already backs a matching memory is a no-op (re-reading the same
   message — e.g. after switching branches — never changes anything);

@@ -1,6 +1,6 @@
 """Choosing which memories a turn sees: fetch a bounded candidate set, rank, pack into a budget.
 
-Why it exists: seed 001 injected "the newest 20" with no budget and ignored validity; here a turn
+Why it exists: seed 001 (docs/specs.md) injected "the newest 20" with no budget and ignored validity; here a turn
 sees ACTIVE and QUERY_DEPENDENT rows inside their validity window, constraints/boundaries first,
 then by a score of importance, full-text relevance to the latest user message, confidence and
 recency, packed line by line into a token budget. The SQL side is bounded (top rows by the static
@@ -135,7 +135,8 @@ def pack(
     if budget_tokens <= 0 or not ranked:
         return [], []
     used = count_tokens(header) + 1
-    lines, ids = [], []
+    lines: list[str] = []
+    ids: list[str] = []
     for r in ranked:
         if len(lines) >= max_lines:
             break
@@ -213,7 +214,7 @@ async def candidates(
             c, user_id=user_id, query_vector=query_vector, owner_kind="memory", limit=vector_limit
         )
         for mid, sim in hits:
-            rel[mid] = max(rel.get(mid, 0.0), max(0.0, sim))
+            rel[mid] = max(rel.get(mid, 0.0), 0.0, sim)
     missing = [i for i in rel if i not in found]
     if missing:
         for r in (await c.execute(select(*COLS).where(base, MEM.id.in_(missing)))).all():

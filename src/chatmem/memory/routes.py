@@ -1,38 +1,35 @@
 """Native HTTP routes for a user's long-term memories (``/api/me/memories``): auth, one call, JSON.
 
-``install(rt)`` also registers the turn-loop hooks (context source, before-turn commands) and, by
-importing ``hooks``, the ``memory.extract`` job handler.
+(Memory's turn-loop hooks and its job handler are wired by the composition root, ``app.py``.)
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query, Response
+from typing import Annotated
 
-from ..auth.deps import current_user, get_runtime
-from ..auth.models import Principal
+from fastapi import APIRouter, Query, Response
+
+from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.errors import AUTHED, errors
-from ..runtime import Runtime
-from . import hooks, service
+from . import service
 from .wire import MemoryHistory, MemoryIn, MemoryOut, MemoryPage, MemoryPatch
 
 router = APIRouter(prefix="/api/me/memories", tags=["memories"], responses=errors(*AUTHED))
 
 
-def install(rt: Runtime) -> None:
-    hooks.install(rt)
-
-
 @router.get("", response_model=MemoryPage)
 async def list_(
-    status: list[str] | None = Query(None, description="repeat or comma-separate"),
-    type: str | None = Query(None, max_length=80),
-    agent_id: str | None = Query(None, max_length=64, description="an agent id, or 'none'"),
-    slot: str | None = Query(None, max_length=64),
-    q: str | None = Query(None, max_length=200),
-    cursor: str | None = Query(None, max_length=500),
-    limit: int = Query(50, ge=1, le=200),
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
+    status: Annotated[list[str] | None, Query(description="repeat or comma-separate")] = None,
+    type: Annotated[str | None, Query(max_length=80)] = None,
+    agent_id: Annotated[
+        str | None, Query(max_length=64, description="an agent id, or 'none'")
+    ] = None,
+    slot: Annotated[str | None, Query(max_length=64)] = None,
+    q: Annotated[str | None, Query(max_length=200)] = None,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ):
     statuses = [s.strip() for v in status or [] for s in v.split(",") if s.strip()] or None
     return await service.list_memories(
@@ -49,14 +46,12 @@ async def list_(
 
 
 @router.post("", status_code=201, response_model=MemoryOut, responses=errors(404, 409))
-async def create(
-    body: MemoryIn, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def create(body: MemoryIn, p: CurrentUser, rt: RuntimeDep):
     return await service.create_memory(rt.db, rt.settings, p, body)
 
 
 @router.get("/{mid}", response_model=MemoryOut, responses=errors(404))
-async def get(mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+async def get(mid: str, p: CurrentUser, rt: RuntimeDep):
     return await service.get_memory(rt.db, p, mid)
 
 
@@ -64,8 +59,8 @@ async def get(mid: str, p: Principal = Depends(current_user), rt: Runtime = Depe
 async def patch(
     mid: str,
     body: MemoryPatch,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     return await service.update_memory(rt.db, p, mid, body.model_dump(exclude_unset=True))
 
@@ -73,9 +68,9 @@ async def patch(
 @router.delete("/{mid}", status_code=204, responses=errors(404))
 async def delete(
     mid: str,
+    p: CurrentUser,
+    rt: RuntimeDep,
     purge: bool = False,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
 ):
     if purge:
         await service.purge_memory(rt.db, p, mid)
@@ -85,7 +80,5 @@ async def delete(
 
 
 @router.get("/{mid}/history", response_model=MemoryHistory, responses=errors(404))
-async def history(
-    mid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def history(mid: str, p: CurrentUser, rt: RuntimeDep):
     return await service.history(rt.db, p, mid)

@@ -1,6 +1,6 @@
 """Memory use-cases for users: list, add, edit, enable/disable, delete, purge, history.
 
-Why it exists: routes (native ``/api/me/memories``) and the seed-000 compat layer
+Why it exists: routes (native ``/api/me/memories``) and the seed-000 (docs/specs.md) compat layer
 (``/rpc/agent/my/{agentId}/memories``) call the same functions, each one transaction scoped to the
 calling Principal; another user's memory id is a 404, like a missing one. Every change writes a
 ``memory_events`` row (purge removes the memory and its events).
@@ -11,12 +11,11 @@ Seed-000 compat (``AgentMemorySchema``) maps onto these rows as follows:
   ``sourceMessageId`` = ``source_message_id``; ``agentId`` = ``agent_id``;
   ``createdAtMs``/``updatedAtMs`` = ``created_at``/``updated_at``;
 - status: seed ``active`` ↔ ACTIVE, ``disabled`` ↔ DISABLED, ``deleted`` ↔ DELETED
-  (:data:`SEED000_STATUS` maps the other native statuses for display: QUERY_DEPENDENT and
-  UNKNOWN_CURRENT read as ``active``, STALE as ``disabled``);
+  (the one display map of the other native statuses is ``compat/memories.py:STATUS_OUT``);
 - list: ``list_memories(db, p, agent_id=…, limit=100, full_source_text=True)`` (non-deleted,
   newest update first, each with ``source_messages[0]`` carrying ``text``);
 - PATCH: ``update_memory(db, p, memory_id, {"memory_type"|"memory_text"|"importance"|"status"},
-  agent_id=…)`` with status ``"ACTIVE"``/``"DISABLED"`` (use :func:`from_seed000_status`);
+  agent_id=…)`` with status ``"ACTIVE"``/``"DISABLED"`` (``compat/memories.py:STATUS_IN``);
 - DELETE: ``delete_memory(db, p, memory_id, agent_id=…)`` (soft; 404 when missing/deleted).
 """
 
@@ -27,31 +26,19 @@ from collections import deque
 from sqlalchemy import and_, or_, select
 
 from ..auth.models import Principal
+from ..contracts.cursor import decode_cursor, encode_cursor
 from ..db import schema as t
-from ..embeddings.jobs import schedule_memories
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..db.ids import new_id
+from ..embeddings.jobs import schedule_memories
 from ..errors import Conflict, NotFound, Unprocessable
 from . import policy as pol
 from . import store
-from .wire import MemoryIn, decode_cursor, encode_cursor, memory_out, source_ids
+from .wire import MemoryIn, memory_out, source_ids
 
 MEM = t.memories.c
 USER_CONFIDENCE = 0.95
-
-SEED000_STATUS = {
-    pol.ACTIVE: "active",
-    pol.QUERY_DEPENDENT: "active",
-    pol.UNKNOWN_CURRENT: "active",
-    pol.STALE: "disabled",
-    pol.DISABLED: "disabled",
-    pol.DELETED: "deleted",
-}
-
-
-def from_seed000_status(s: str) -> str:
-    return {"active": pol.ACTIVE, "disabled": pol.DISABLED, "deleted": pol.DELETED}.get(s, s)
 
 
 def memory_allowed(settings, principal_settings: dict | None) -> bool:
@@ -122,7 +109,7 @@ async def list_memories(
         pat = _like(q)
         cond.append(or_(MEM.memory_text.ilike(pat, escape="\\"), MEM.value.ilike(pat, escape="\\")))
     if cursor:
-        updated, mid = decode_cursor(cursor)
+        updated, mid = decode_cursor(cursor, (int, str))
         cond.append(or_(MEM.updated_at < updated, and_(MEM.updated_at == updated, MEM.id < mid)))
     query = (
         select(t.memories)
@@ -205,7 +192,7 @@ async def create_memory(db: Database, settings, p: Principal, body: MemoryIn) ->
             affected_domains=(slot,) if slot else (),
         )
         plan = await add_candidate(c, p.id, body.agent_id, cand, p.id, now)
-        row = await store.get_owned(c, p.id, plan.memory_id)
+        row = await store.get_owned(c, p.id, plan.memory_id or "")
         [out] = await _out(c, p, [row])
     return out
 

@@ -82,9 +82,8 @@ async def rows_by_ids(c: AsyncConnection, user_id: str, ids) -> list:
     ids = list(ids)
     if not ids:
         return []
-    return (
-        await c.execute(select(t.memories).where(MEM.user_id == user_id, MEM.id.in_(ids)))
-    ).all()
+    q = select(t.memories).where(MEM.user_id == user_id, MEM.id.in_(ids))
+    return list((await c.execute(q)).all())
 
 
 # ── full text ───────────────────────────────────────────────────────────────────────────────────
@@ -319,7 +318,7 @@ async def events_for(c: AsyncConnection, user_id: str, mid: str) -> list:
         .where(EV.memory_id == mid, EV.user_id == user_id)
         .order_by(EV.created_at, EV.id)
     )
-    return (await c.execute(q)).all()
+    return list((await c.execute(q)).all())
 
 
 async def purge_row(c: AsyncConnection, user_id: str, mid: str) -> None:

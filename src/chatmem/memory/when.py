@@ -192,8 +192,12 @@ def resolve(phrase: str, at: int) -> Span | None:
     m = re.fullmatch(r"(this|next|last|the coming|the past) (week|weekend|month|year)", p)
     zm = re.fullmatch(r"(这|本|下|上)个?(周末|星期|礼拜|周|月)", p)
     if m or zm:
-        shift = rel[m.group(1)] if m else rel_zh[zm.group(1)]
-        unit = m.group(2) if m else {"周末": "weekend", "月": "month"}.get(zm.group(2), "week")
+        if m:
+            shift, unit = rel[m.group(1)], m.group(2)
+        else:
+            assert zm is not None  # one of the two matched
+            shift = rel_zh[zm.group(1)]
+            unit = {"周末": "weekend", "月": "month"}.get(zm.group(2), "week")
         if unit == "week":
             start = week + timedelta(weeks=shift)
             return _span(start, start + timedelta(weeks=1), phrase)
@@ -226,6 +230,7 @@ def resolve(phrase: str, at: int) -> Span | None:
         if m:
             which, wd = m.group(1) or "on", _WEEKDAYS.index(m.group(2))
         else:
+            assert zm is not None  # one of the two matched
             which, wd = (
                 {"下": "next", "上": "last"}.get(zm.group(1) or "", "this"),
                 _ZH_WEEKDAYS[zm.group(2)],

@@ -1,20 +1,17 @@
 """Wire shapes for memories: request models and the row → JSON serialiser (seed column names).
 
-Why it exists: routes and the seed-000 compat layer must never see table rows; this decides what a
+Why it exists: routes and the seed-000 (docs/specs.md) compat layer must never see table rows; this decides what a
 caller sees of a memory, including its source messages (id, role, excerpt, created_at,
 conversation_id) — only those the caller can still see.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 from typing import Any, Literal
 
 from pydantic import Field
 
 from ..contracts.base import Input, Output, when_present
-from ..errors import BadRequest
 
 EXCERPT_CHARS = 280
 MAX_MS = 2**63 - 1
@@ -171,25 +168,3 @@ def source_ids(rows) -> set[str]:
         if r.source_message_id:
             ids.add(r.source_message_id)
     return ids
-
-
-def encode_cursor(updated_at: int, mid: str) -> str:
-    raw = json.dumps([updated_at, mid]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[int, str]:
-    """An opaque list cursor (``updated_at``, ``id``); anything else → 400 invalid_cursor."""
-    try:
-        parts = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if (
-            not isinstance(parts, list)
-            or len(parts) != 2
-            or type(parts[0]) is not int
-            or not isinstance(parts[1], str)
-            or not -(2**63) <= parts[0] < 2**63
-        ):
-            raise ValueError
-        return parts[0], parts[1]
-    except (ValueError, TypeError):
-        raise BadRequest("invalid cursor", code="invalid_cursor") from None

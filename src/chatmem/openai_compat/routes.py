@@ -10,16 +10,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from ..auth.deps import current_user, get_runtime
-from ..auth.models import Principal
+from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.errors import AUTHED, errors
 from ..generation import service as generation
 from ..generation.sse import TERMINAL
-from ..runtime import Runtime
 from . import service, transcript
 from .wire import ChatCompletion, ChatCompletionRequest, ModelCards
 
@@ -135,7 +134,7 @@ async def _complete(rt, turn: service.V1Turn) -> JSONResponse:
         answer.add(e)
     if answer.error:
         return JSONResponse({"error": {**answer.error, "details": None}}, 502, _headers(turn))
-    message = {
+    message: dict[str, Any] = {
         "role": "assistant",
         "content": "".join(answer.text) if answer.text or not answer.tool_calls else None,
     }
@@ -176,8 +175,8 @@ async def _complete(rt, turn: service.V1Turn) -> JSONResponse:
 async def chat_completions(
     body: ChatCompletionRequest,
     request: Request,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     """A chatmem turn in OpenAI's Chat Completions shape (see the package docstring)."""
     turn = await service.start(rt, p, body, request.headers.get(service.CONVERSATION_HEADER))
@@ -192,5 +191,5 @@ async def chat_completions(
 
 
 @router.get("/models", response_model=ModelCards)
-async def models(_p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)):
+async def models(_p: CurrentUser, rt: RuntimeDep):
     return service.models(rt)

@@ -29,7 +29,6 @@ from ..conversations import store as conv_store
 from ..conversations.service import check_size
 from ..errors import ApiError, Unprocessable
 from ..generation import service as generation
-from ..generation.state import get_state
 from ..generation.turns import TurnRequest
 from . import store, transcript
 from .wire import ChatCompletionRequest
@@ -118,7 +117,7 @@ async def start(rt, p: Principal, body: ChatCompletionRequest, header: str | Non
         )
     blocks = [{"kind": "text", "text": sp.new_text}]
     check_size(blocks, rt.settings.max_message_bytes)
-    info = get_state(rt).registry.resolve(body.model)  # an unknown model: 422 before any write
+    info = rt.providers.resolve(body.model)  # an unknown model: 422 before any write
     explicit = (header or "").strip() or (body.metadata or {}).get(METADATA_KEY)
     cid, parent, created = await _target(rt, p, body, messages, sp, explicit)
     max_tokens = body.max_completion_tokens or body.max_tokens
@@ -150,7 +149,7 @@ async def start(rt, p: Principal, body: ChatCompletionRequest, header: str | Non
 
 
 def models(rt) -> dict:
-    listed = get_state(rt).registry.public_models(is_admin=False)["items"]
+    listed = rt.providers.public_models(is_admin=False)["items"]
     return {
         "object": "list",
         "data": [

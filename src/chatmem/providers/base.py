@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, Union
+from typing import Literal, Protocol
 
 from ..unicode import scrub
 
@@ -77,7 +77,7 @@ class Finish:
     stop_reason: str = "end_turn"
 
 
-ProviderEvent = Union[TextDelta, ThinkingDelta, Usage, ToolCall, Finish]
+ProviderEvent = TextDelta | ThinkingDelta | Usage | ToolCall | Finish
 
 
 class ProviderError(Exception):
@@ -106,13 +106,16 @@ class Provider(Protocol):
     ) -> AsyncIterator[ProviderEvent]: ...
 
 
+def estimate_tokens(text: str) -> int:
+    """About four characters per token: the demo provider's usage, and the fallback when a
+    provider reported no usage (real counting is context/tokens.py)."""
+    return (len(text) + 3) // 4 if text else 0
+
+
 async def complete(
     provider: Provider, model: ModelInfo, messages: list[ChatMessage], *, max_tokens: int
 ) -> str:
     """Run a stream to the end and return its text (titles, summaries, extraction), made
     storable (no NUL, no lone surrogates: see unicode.py)."""
-    parts: list[str] = []
-    async for ev in provider.stream(model, messages, max_tokens=max_tokens):
-        if isinstance(ev, TextDelta):
-            parts.append(ev.text)
-    return scrub("".join(parts))
+    stream = provider.stream(model, messages, max_tokens=max_tokens)
+    return scrub("".join([ev.text async for ev in stream if isinstance(ev, TextDelta)]))

@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import AsyncIterator
 
-from .base import ChatMessage, Finish, ModelInfo, ProviderEvent, TextDelta, Usage
+from .base import ChatMessage, Finish, ModelInfo, ProviderEvent, TextDelta, Usage, estimate_tokens
 
 FILLER = (
     "This answer comes from the offline demo model of chatmem, which replies from the "
@@ -32,11 +32,6 @@ _BULLET = re.compile(
 _TAGS = re.compile(r"^(?:\[[^\]]{1,40}\]\s*)+")
 _INNER_TAGS = re.compile(r"</?summary[^>]*>")
 _MEMORY_WORDS = ("memor", "remember", "记忆", "记住")
-
-
-def estimate_tokens(text: str) -> int:
-    """A cheap, deterministic token estimate (about four characters per token)."""
-    return max(1, (len(text) + 3) // 4) if text else 0
 
 
 def _sections(text: str) -> dict[str, list[str]]:
@@ -66,8 +61,8 @@ def find_memories(messages: list[ChatMessage]) -> list[str]:
 def find_summary(messages: list[ChatMessage]) -> str:
     parts: list[str] = []
     for m in messages:
-        for s in _SUMMARY_TAG.findall(m.content):
-            s = " ".join(_INNER_TAGS.sub(" ", s).split())
+        for raw in _SUMMARY_TAG.findall(m.content):
+            s = " ".join(_INNER_TAGS.sub(" ", raw).split())
             if s:
                 parts.append(s)
     if parts:

@@ -12,6 +12,7 @@ standard httpx stack: deployments can proxy it and tests mock it with respx.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import openai
@@ -128,7 +129,11 @@ class OpenAIProvider:
                 self._http = httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=10.0))
             retries = int(model.options.get("max_retries", 1))
             self._clients[key] = openai.AsyncOpenAI(
-                api_key=api_key, base_url=base_url, http_client=self._http, max_retries=retries
+                api_key=api_key,
+                base_url=base_url,
+                # openai>=3 is typed against its httpx fork; the httpx client works at run time
+                http_client=self._http,  # type: ignore[arg-type]
+                max_retries=retries,
             )
         return self._clients[key]
 
@@ -146,7 +151,7 @@ class OpenAIProvider:
         tool_messages = list(options.get("tool_messages") or ())
         if tool_messages:
             wire = _replace_tool_turn(wire, tool_messages)
-        params = dict(
+        params: dict[str, Any] = dict(
             model=model.upstream_name,
             stream=True,
             messages=wire,

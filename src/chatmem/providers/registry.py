@@ -17,6 +17,7 @@ import tomllib
 from dataclasses import fields, replace
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Any
 
 from ..errors import Unprocessable
 from .base import ModelInfo, Provider
@@ -25,7 +26,7 @@ GROUP = "chatmem.providers"
 FAST = "fast"
 _FIELDS = {f.name for f in fields(ModelInfo)}
 
-PRESETS = {
+PRESETS: dict[str, dict[str, Any]] = {
     "openai": dict(
         context_window=128_000,
         max_output=4096,

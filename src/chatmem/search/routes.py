@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query
+from typing import Annotated
 
-from ..auth.deps import current_user, get_runtime
-from ..auth.models import Principal
+from fastapi import APIRouter, Query
+
+from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.errors import AUTHED, errors
-from ..runtime import Runtime
 from . import service
 from .wire import SearchResults
 
@@ -16,8 +16,8 @@ router = APIRouter(tags=["search"], responses=errors(*AUTHED))
 
 @router.get("/api/search", response_model=SearchResults)
 async def search(
-    q: str = Query("", max_length=200),
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
+    q: Annotated[str, Query(max_length=200)] = "",
 ):
     return await service.search(rt.db, p, q)

@@ -1,4 +1,4 @@
-"""Public read-only shares of a conversation (seed 001 ``conversation_shares``).
+"""Public read-only shares of a conversation (seed 001 (docs/specs.md) ``conversation_shares``).
 
 A share is a frozen, redacted snapshot of the conversation's active path taken at share time; its
 row id is the 192-bit public token. Re-sharing replaces the row (new token, old link dead) and

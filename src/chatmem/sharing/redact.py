@@ -46,11 +46,12 @@ def _pick(item: Mapping, keys: frozenset[str]) -> dict:
 
 
 def _blocks(blocks: Any) -> list[dict]:
-    out = []
-    for b in blocks if isinstance(blocks, (list, tuple)) else ():
-        if isinstance(b, Mapping) and b.get("kind") in PUBLIC_BLOCKS:
-            out.append({"kind": b["kind"], **_pick(b, PUBLIC_BLOCKS[b["kind"]])})
-    return out
+    items = blocks if isinstance(blocks, (list, tuple)) else ()
+    return [
+        {"kind": b["kind"], **_pick(b, PUBLIC_BLOCKS[b["kind"]])}
+        for b in items
+        if isinstance(b, Mapping) and b.get("kind") in PUBLIC_BLOCKS
+    ]
 
 
 def _items(v: Any, keys: frozenset[str]) -> list[dict]:

@@ -9,28 +9,18 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from ..auth.deps import current_user, get_runtime
-from ..auth.models import Principal
+from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.errors import AUTHED, errors
 from ..conversations.wire import ConversationOut
 from ..edge.headers import client_ip
-from ..edge.ratelimit import Throttle
 from ..errors import TooManyRequests
-from ..runtime import Runtime
 from . import service
 
 router = APIRouter(tags=["sharing"], responses=errors(*AUTHED))
 
-LIMITER_KEY = "sharing.public_limiter"
 
-
-def install(rt: Runtime) -> None:
-    rt.extras[LIMITER_KEY] = Throttle("public-share", rt.settings.public_share_rate_per_ip)
-
-
-def public_rate_limit(request: Request) -> None:
-    limiter: Throttle = request.app.state.runtime.extras[LIMITER_KEY]
-    wait = limiter.hit(client_ip(request))
+def public_rate_limit(request: Request, rt: RuntimeDep) -> None:
+    wait = rt.share_limiter.hit(client_ip(request))
     if wait:
         raise TooManyRequests(
             "too many shared-conversation reads; slow down",
@@ -45,25 +35,19 @@ def public_rate_limit(request: Request) -> None:
     response_model=service.ShareOut,
     responses=errors(404),
 )
-async def create_share(
-    cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def create_share(cid: str, p: CurrentUser, rt: RuntimeDep):
     return await service.share(rt.db, p, cid)
 
 
 @router.get(
     "/api/conversations/{cid}/share", response_model=service.ShareOut, responses=errors(404)
 )
-async def get_share(
-    cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def get_share(cid: str, p: CurrentUser, rt: RuntimeDep):
     return await service.get_share(rt.db, p, cid)
 
 
 @router.delete("/api/conversations/{cid}/share", status_code=204, responses=errors(404))
-async def revoke_share(
-    cid: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def revoke_share(cid: str, p: CurrentUser, rt: RuntimeDep):
     await service.revoke(rt.db, p, cid)
     return Response(status_code=204)
 
@@ -74,7 +58,7 @@ async def revoke_share(
     response_model=service.PublicShare,
     responses=errors(404, 429),
 )
-async def read_shared(token: str, rt: Runtime = Depends(get_runtime)):
+async def read_shared(token: str, rt: RuntimeDep):
     return await service.read_public(rt.db, token)
 
 
@@ -84,7 +68,5 @@ async def read_shared(token: str, rt: Runtime = Depends(get_runtime)):
     response_model=ConversationOut,
     responses=errors(404),
 )
-async def clone_shared(
-    token: str, p: Principal = Depends(current_user), rt: Runtime = Depends(get_runtime)
-):
+async def clone_shared(token: str, p: CurrentUser, rt: RuntimeDep):
     return await service.clone(rt.db, p, token)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query
+from typing import Annotated
 
-from ..auth.deps import current_user, get_runtime
-from ..auth.models import Principal
+from fastapi import APIRouter, Query
+
+from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.errors import AUTHED, errors
 from ..conversations.wire import ConversationOut, ConversationPage
-from ..runtime import Runtime
 from . import service
 from .service import InlineThreadIn
 
@@ -24,8 +24,8 @@ router = APIRouter(prefix="/api/conversations", tags=["inline-threads"], respons
 async def create(
     cid: str,
     body: InlineThreadIn,
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
 ):
     return await service.create_thread(rt.db, p, cid, body)
 
@@ -33,8 +33,8 @@ async def create(
 @router.get("/{cid}/inline-threads", response_model=ConversationPage, responses=errors(404))
 async def list_(
     cid: str,
-    message_id: str | None = Query(None, max_length=64),
-    p: Principal = Depends(current_user),
-    rt: Runtime = Depends(get_runtime),
+    p: CurrentUser,
+    rt: RuntimeDep,
+    message_id: Annotated[str | None, Query(max_length=64)] = None,
 ):
     return await service.list_threads(rt.db, p, cid, message_id=message_id)

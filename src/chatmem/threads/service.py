@@ -1,4 +1,4 @@
-"""Inline threads (DESIGN.md §4, seed 001): a side conversation about a quoted span of a message.
+"""Inline threads (seed 001, docs/specs.md): a side conversation about a quoted span of a message.
 
 A thread is an ordinary conversation whose ``inline_source_conv`` / ``inline_parent_id`` /
 ``inline_quote`` point at the source conversation, the anchor message and the selected text

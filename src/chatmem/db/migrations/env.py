@@ -24,7 +24,9 @@ def _run(connection) -> None:
 
 
 async def _main() -> None:
-    engine = create_async_engine(config.get_main_option("sqlalchemy.url"))
+    url = config.get_main_option("sqlalchemy.url")
+    assert url, "alembic: sqlalchemy.url is not set"
+    engine = create_async_engine(url)
     try:
         async with engine.connect() as conn:
             if conn.dialect.name == "sqlite":

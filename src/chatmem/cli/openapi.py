@@ -4,7 +4,9 @@ The web app's API types (``frontend/src/api/schema.d.ts``) are generated from th
 test compares the checked-in copy (``frontend/openapi.json``) with the live app, so a route whose
 contract changed without regenerating the client fails the suite instead of the browser.
 
-    python -m chatmem.web.openapi frontend/openapi.json
+    python -m chatmem.cli.openapi frontend/openapi.json
+
+(It builds the app, so it lives with the CLI: only the composition root and the CLI import it.)
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ from __future__ import annotations
 import json
 import sys
 
+from ..app import create_app
+from ..config import get_settings
+
 
 def document() -> dict:
-    from ..app import create_app
-    from ..config import Settings
-
     # the document depends on the routes only; the database is never opened
-    return create_app(Settings(database_url="sqlite:///:memory:", models=[])).openapi()
+    return create_app(get_settings(database_url="sqlite:///:memory:", models=[])).openapi()
 
 
 def dumps(doc: dict) -> str:
