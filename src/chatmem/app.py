@@ -64,6 +64,7 @@ from .web import routes as web_routes
 ROUTERS = [
     auth_routes.router,
     conversations_routes.router,
+    generation_routes.messages_router,
     projects_routes.router,
     agents_routes.router,
     generation_routes.router,

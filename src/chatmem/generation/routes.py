@@ -31,6 +31,8 @@ from .contracts import SSE_RESPONSE, ModelList, Stopped, TurnStarted
 from .sse import PING, frames
 
 router = APIRouter(tags=["generation"], responses=errors(*AUTHED))
+#: ``POST /api/conversations/{cid}/messages``: documented with the conversation routes
+messages_router = APIRouter(tags=["conversations"], responses=errors(*AUTHED))
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
 
@@ -70,9 +72,8 @@ def turn_response(rt: Runtime, request: Request, ids: service.TurnIds):
     return JSONResponse(body, status_code=202)
 
 
-@router.post(
+@messages_router.post(
     "/api/conversations/{cid}/messages",
-    tags=["conversations"],
     status_code=201,
     response_model=MessageOut,
     responses={
@@ -85,7 +86,7 @@ def turn_response(rt: Runtime, request: Request, ids: service.TurnIds):
     },
 )
 async def post_message(cid: str, body: MessageIn, request: Request, p: CurrentUser, rt: RuntimeDep):
-    """A log-mode message is stored as is (201); any other starts a turn (SSE, or 202 + ids)."""
+    # a log-mode message is stored as is (201); any other starts a turn (SSE, or 202 + ids)
     if body.log_mode:
         return await conversations.append_message(
             rt.db,
