@@ -43,7 +43,6 @@ from .errors import ApiError
 from .feedback import routes as feedback_routes
 from .generation import routes as generation_routes
 from .generation import titles
-from .generation.flusher import Flusher
 from .generation.state import GenerationState
 from .generation.sweeper import Sweeper
 from .jobs import routes as jobs_routes
@@ -135,11 +134,12 @@ def install_error_handlers(app: FastAPI) -> None:
 def create_runtime(settings: Settings, *, db: Database | None = None) -> Runtime:
     """The process's Runtime with every part wired but no HTTP app (what ``chatmem worker`` runs;
     tests build it too). Services start in list order and stop in reverse."""
+    db_ = db or Database(settings.database_url)
     rt = Runtime(
         settings=settings,
-        db=db or Database(settings.database_url),
+        db=db_,
         providers=Registry(settings),
-        generation=GenerationState(),
+        generation=GenerationState(db_, settings),
         login_guard=LoginGuard.from_settings(settings),
         share_limiter=Throttle("public-share", settings.public_share_rate_per_ip),
     )
@@ -155,8 +155,6 @@ def create_runtime(settings: Settings, *, db: Database | None = None) -> Runtime
     )
     rt.before_turn = memory_hooks.before_turn
     rt.memory_source = memory_hooks.make_memory_source(rt)
-    # stopped in reverse: the running turns end (generation) before the flusher's last write
-    rt.services.append(Flusher(rt, rt.generation))
     rt.services.append(rt.generation)
     rt.services.append(Sweeper(rt))
     if settings.run_worker:  # `chatmem serve` unless --no-worker, and `chatmem worker`

@@ -35,10 +35,10 @@ M = t.messages.c
 
 
 class Flusher:
-    def __init__(self, rt, state) -> None:
-        self.rt, self.state = rt, state
-        self.coalesce_s = rt.settings.flush_coalesce_ms / 1000
-        self.idle_s = rt.settings.flush_interval_ms / 1000
+    def __init__(self, db, settings, state) -> None:
+        self.db, self.state = db, state
+        self.coalesce_s = settings.flush_coalesce_ms / 1000
+        self.idle_s = settings.flush_interval_ms / 1000
         self._task: asyncio.Task | None = None
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
@@ -88,7 +88,7 @@ class Flusher:
 
         async def write() -> list:
             lost, rows, now = [], [], now_ms()
-            async with self.rt.db.write() as c:
+            async with self.db.write() as c:
                 for runner, pending, blocks in batch:
                     mid = runner.spec.assistant_message_id
                     res = await c.execute(

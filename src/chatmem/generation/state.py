@@ -11,7 +11,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
+from ..config import Settings
+from ..db.engine import Database
 from .events import LiveLog
+from .flusher import Flusher
 
 
 class Runner(Protocol):
@@ -28,9 +31,11 @@ class Runner(Protocol):
 
 
 class GenerationState:
-    def __init__(self) -> None:
+    def __init__(self, db: Database, settings: Settings) -> None:
         self.runners: dict[str, Runner] = {}  # assistant message id → TurnRunner
         self.live: dict[str, LiveLog] = {}
+        #: writes every running turn's pending events (flusher.py); started and stopped with this
+        self.flusher = Flusher(db, settings, self)
 
     def track(self, runner: Runner) -> None:
         mid = runner.spec.assistant_message_id
@@ -44,7 +49,7 @@ class GenerationState:
         self.live.pop(mid, None)
 
     async def start(self) -> None:
-        return None
+        await self.flusher.start()
 
     async def stop(self) -> None:
         runners = list(self.runners.values())
@@ -53,3 +58,4 @@ class GenerationState:
         tasks = [r.task for r in runners if r.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=10)
+        await self.flusher.stop()  # after the turns ended: their final writes are their own

@@ -141,9 +141,8 @@ class DemoProvider:
                 # At 0 ms per token, words arrive the way a real stream delivers them: several
                 # per network read, with the event loop free between reads.
                 await asyncio.sleep(0)
-            if clock:
-                w = f"t{time.time_ns() // 1_000_000}"
-            yield TextDelta(w if i == 0 else " " + w)
+            word = f"t{time.time_ns() // 1_000_000}" if clock else w
+            yield TextDelta(word if i == 0 else " " + word)
         yield Usage(
             input_tokens=sum(estimate_tokens(m.content) for m in messages), output_tokens=len(words)
         )
