@@ -56,7 +56,7 @@ export function ChatView({ cid, create, onCreated, model, target, onThread, comp
   const [selection, setSelection] = useState<{ m: Message; quote: string; x: number; y: number } | null>(null);
   const list = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
-  const anchor = useRef<{ height: number; top: number } | null>(null);
+  const anchor = useRef<{ height: number; top: number; count: number } | null>(null);
   const scrollTarget = useRef<string | null>(null);
   const [atBottom, setAtBottom] = useState(true);
 
@@ -109,8 +109,12 @@ export function ChatView({ cid, create, onCreated, model, target, onThread, comp
       stick.current = false;
       goal.scrollIntoView({ block: "center" });
     } else if (anchor.current) {
-      el.scrollTop = anchor.current.top + (el.scrollHeight - anchor.current.height);
-      anchor.current = null;
+      // older messages went in above: keep what the reader sees where it was (only once they
+      // are rendered; an assignment, so the browser's own scroll anchoring cannot add to it)
+      if (items.length !== anchor.current.count) {
+        el.scrollTop = anchor.current.top + (el.scrollHeight - anchor.current.height);
+        anchor.current = null;
+      }
     } else if (stick.current) {
       el.scrollTop = el.scrollHeight;
     }
@@ -119,13 +123,13 @@ export function ChatView({ cid, create, onCreated, model, target, onThread, comp
   const older = useCallback(async () => {
     const el = list.current;
     if (!el || loadingOlder || !cursor) return;
-    anchor.current = { height: el.scrollHeight, top: el.scrollTop };
+    anchor.current = { height: el.scrollHeight, top: el.scrollTop, count: items.length };
     try {
-      await loadOlder();
+      if ((await loadOlder()).length === 0) anchor.current = null;
     } catch {
       anchor.current = null;
     }
-  }, [cursor, loadOlder, loadingOlder]);
+  }, [cursor, loadOlder, loadingOlder, items.length]);
 
   const onScroll = () => {
     const el = list.current;
@@ -332,7 +336,11 @@ export function ChatView({ cid, create, onCreated, model, target, onThread, comp
             </button>
           </div>
         )}
-        {loadingOlder && <p className="muted center small">{t("loadingOlder")}</p>}
+        {cursor && (
+          <p className="muted small older-slot" aria-live="polite">
+            {loadingOlder ? t("loadingOlder") : ""}
+          </p>
+        )}
         {thread.state === "ready" && items.length === 0 && !running && (empty ?? null)}
         <ol className="message-list" aria-label={t("messages")}>
           {items.map((m) => (
