@@ -2600,6 +2600,21 @@ export interface components {
             /** Text */
             text: string;
         };
+        /**
+         * ToolCallEvent
+         * @description A function call the model asked for (OpenAI-compatible providers given ``tools``).
+         */
+        ToolCallEvent: {
+            /**
+             * Arguments
+             * @description the call's arguments as JSON text
+             */
+            arguments: string;
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+        };
         /** ToolCallOut */
         ToolCallOut: {
             function: components["schemas"]["FunctionCall"];
@@ -4710,7 +4725,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Server-sent events. Each frame: `id: <seq>` (per message, from 1; absent on `snapshot` and the frame after it), `event: <type>`, `data: <JSON>`. Types and their data schemas: `message_start` → MessageStart, `text_delta` → TextDelta, `thinking_delta` → TextDelta, `usage` → UsageEvent, `compaction` → CompactionEvent, `error` → ErrorEvent, `done` → DoneEvent, `snapshot` → SnapshotEvent. A `: ping` comment every 15 s. The stream ends after `done` or `error`; resume with `Last-Event-ID`. */
+            /** @description Server-sent events. Each frame: `id: <seq>` (per message, from 1; absent on `snapshot` and the frame after it), `event: <type>`, `data: <JSON>`. Types and their data schemas: `message_start` → MessageStart, `text_delta` → TextDelta, `thinking_delta` → TextDelta, `tool_call` → ToolCallEvent, `usage` → UsageEvent, `compaction` → CompactionEvent, `error` → ErrorEvent, `done` → DoneEvent, `snapshot` → SnapshotEvent. A `: ping` comment every 15 s. The stream ends after `done` or `error`; resume with `Last-Event-ID`. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4732,6 +4747,12 @@ export interface operations {
                         data: string;
                         /** @constant */
                         event: "thinking_delta";
+                        /** @description the event's sequence number */
+                        id?: string;
+                    } | {
+                        data: string;
+                        /** @constant */
+                        event: "tool_call";
                         /** @description the event's sequence number */
                         id?: string;
                     } | {
@@ -5326,7 +5347,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-sent events. Each frame: `id: <seq>` (per message, from 1; absent on `snapshot` and the frame after it), `event: <type>`, `data: <JSON>`. Types and their data schemas: `message_start` → MessageStart, `text_delta` → TextDelta, `thinking_delta` → TextDelta, `usage` → UsageEvent, `compaction` → CompactionEvent, `error` → ErrorEvent, `done` → DoneEvent, `snapshot` → SnapshotEvent. A `: ping` comment every 15 s. The stream ends after `done` or `error`; resume with `Last-Event-ID`. */
+            /** @description Server-sent events. Each frame: `id: <seq>` (per message, from 1; absent on `snapshot` and the frame after it), `event: <type>`, `data: <JSON>`. Types and their data schemas: `message_start` → MessageStart, `text_delta` → TextDelta, `thinking_delta` → TextDelta, `tool_call` → ToolCallEvent, `usage` → UsageEvent, `compaction` → CompactionEvent, `error` → ErrorEvent, `done` → DoneEvent, `snapshot` → SnapshotEvent. A `: ping` comment every 15 s. The stream ends after `done` or `error`; resume with `Last-Event-ID`. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5348,6 +5369,12 @@ export interface operations {
                         data: string;
                         /** @constant */
                         event: "thinking_delta";
+                        /** @description the event's sequence number */
+                        id?: string;
+                    } | {
+                        data: string;
+                        /** @constant */
+                        event: "tool_call";
                         /** @description the event's sequence number */
                         id?: string;
                     } | {
@@ -5462,7 +5489,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Server-sent events. Each frame: `id: <seq>` (per message, from 1; absent on `snapshot` and the frame after it), `event: <type>`, `data: <JSON>`. Types and their data schemas: `message_start` → MessageStart, `text_delta` → TextDelta, `thinking_delta` → TextDelta, `usage` → UsageEvent, `compaction` → CompactionEvent, `error` → ErrorEvent, `done` → DoneEvent, `snapshot` → SnapshotEvent. A `: ping` comment every 15 s. The stream ends after `done` or `error`; resume with `Last-Event-ID`. */
+            /** @description Server-sent events. Each frame: `id: <seq>` (per message, from 1; absent on `snapshot` and the frame after it), `event: <type>`, `data: <JSON>`. Types and their data schemas: `message_start` → MessageStart, `text_delta` → TextDelta, `thinking_delta` → TextDelta, `tool_call` → ToolCallEvent, `usage` → UsageEvent, `compaction` → CompactionEvent, `error` → ErrorEvent, `done` → DoneEvent, `snapshot` → SnapshotEvent. A `: ping` comment every 15 s. The stream ends after `done` or `error`; resume with `Last-Event-ID`. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5484,6 +5511,12 @@ export interface operations {
                         data: string;
                         /** @constant */
                         event: "thinking_delta";
+                        /** @description the event's sequence number */
+                        id?: string;
+                    } | {
+                        data: string;
+                        /** @constant */
+                        event: "tool_call";
                         /** @description the event's sequence number */
                         id?: string;
                     } | {
