@@ -23,7 +23,7 @@ from .csp import HTML_HEADERS
 
 DIST = Path(__file__).parent / "dist"
 
-#: Browser routes of the app (the front-end's router must agree: tests/test_web_routes.py).
+#: Browser routes of the app (the front-end's router must agree: tests/test_web_app_server.py).
 SPA_PATHS = (
     "/",
     "/login",
@@ -36,7 +36,7 @@ SPA_PATHS = (
 NOT_BUILT = """<!doctype html><meta charset="utf-8"><title>chatmem</title>
 <h1>The web app is not built</h1>
 <p>This checkout has no <code>src/chatmem/web/dist</code>. Run <code>make ui</code> (needs Node 20
-and npm), or use <code>make serve</code>, which builds it. The API is up: see <a href="/docs">/docs</a>.</p>
+and npm), or use <code>make serve</code>, which builds it. The API is up: its document is <a href="/openapi.json">/openapi.json</a>.</p>
 """
 
 router = APIRouter(include_in_schema=False)
