@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: serve test lint fmt lock install install-test migrate bench clean chromium node-test-deps ui ui-test web-api
+.PHONY: fuzz serve test lint fmt lock install install-test migrate bench clean chromium node-test-deps ui ui-test web-api
 
 # The web app (frontend/, TypeScript + React + Vite) is built into src/chatmem/web/dist, which the
 # Python package serves and the wheel ships. The bundle is not committed: `make serve` and
@@ -108,3 +108,10 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) data .pytest_cache $(UI)/node_modules src/chatmem/web/dist
+
+# schemathesis with every check against live servers on SQLite and PostgreSQL (when one answers),
+# seeded with real objects, fixed seed: the same run every time (tests/test_conformance.py)
+fuzz: $(TEST_STAMP)
+	@if [ -z "$$CHATMEM_TEST_POSTGRES_URL" ] && pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then \
+	  export CHATMEM_TEST_POSTGRES_URL=postgresql://postgres@127.0.0.1:5432/postgres; fi; \
+	CHATMEM_SCHEMATHESIS_CHECKS=all $(BIN)/python -m pytest -q -p no:randomly tests/test_conformance.py $(PYTEST_ARGS)

@@ -128,7 +128,9 @@ def install_error_handlers(app: FastAPI) -> None:
         codes = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
         code = codes.get(exc.status_code, "http_error")
         details = {"limit": exc.limit} if isinstance(exc, BodyTooLarge) else None
-        return _error_json(exc.status_code, code, str(exc.detail), details)
+        r = _error_json(exc.status_code, code, str(exc.detail), details)
+        r.headers.update(exc.headers or {})  # e.g. a 405's Allow (RFC 9110)
+        return r
 
 
 def create_runtime(settings: Settings, *, db: Database | None = None) -> Runtime:

@@ -163,19 +163,29 @@ async def agent_memory_delete(
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
-def _path_exists(request: Request) -> bool:
+def _allowed(request: Request) -> set[str]:
+    """The methods of the real /rpc routes matching this path (empty: no such path)."""
     path = request.url.path
-    return any(
-        r.endpoint is not rpc_not_found and r.path_regex.match(path)
+    return {
+        m
         for r in router.routes
-        if isinstance(r, APIRoute)
-    )
+        if isinstance(r, APIRoute) and r.endpoint is not rpc_not_found and r.path_regex.match(path)
+        for m in r.methods
+    }
 
 
 async def rpc_not_found(request: Request):
-    """Unknown ``/rpc`` paths and methods answer in the envelope, not the native error shape."""
-    if _path_exists(request):
-        return envelope.fail(request, 405, "method_not_allowed", "Method not allowed")
+    """Unknown ``/rpc`` paths and methods answer in the envelope, not the native error shape;
+    a 405 names the allowed methods (``Allow``, RFC 9110)."""
+    allowed = _allowed(request)
+    if allowed:
+        return envelope.fail(
+            request,
+            405,
+            "method_not_allowed",
+            "Method not allowed",
+            headers={"Allow": ", ".join(sorted(allowed))},
+        )
     return envelope.fail(request, 404, "not_found", "Not found")
 
 

@@ -56,3 +56,33 @@ def visible_text(blocks: list[dict] | None) -> str:
 
 def thinking_text(blocks: list[dict] | None) -> str:
     return "".join(b.get("text", "") for b in blocks or () if b.get("kind") == "thinking")
+
+
+def streamed(thinking: str, text: str, tool_calls: list[dict]) -> list[dict]:
+    """The blocks of an answer from what its stream produced: thinking first, then the text
+    (an empty text block when there is nothing else), then the tool calls."""
+    out: list[dict] = []
+    if thinking:
+        out.append({"kind": "thinking", "text": thinking})
+    if text or not (out or tool_calls):
+        out.append({"kind": "text", "text": text})
+    out.extend(tool_calls)
+    return out
+
+
+def from_events(events: list[dict]) -> list[dict] | None:
+    """``streamed`` rebuilt from an answer's event log (``text_delta``, ``thinking_delta``,
+    ``tool_call`` events); None when the log holds no content event."""
+    text, thinking, calls, seen = [], [], [], False
+    for e in events:
+        kind, data = e.get("type"), e.get("data") or {}
+        if kind == "text_delta":
+            text.append(data.get("text", ""))
+        elif kind == "thinking_delta":
+            thinking.append(data.get("text", ""))
+        elif kind == "tool_call":
+            calls.append({"kind": "tool_call", **data})
+        else:
+            continue
+        seen = True
+    return streamed("".join(thinking), "".join(text), calls) if seen else None

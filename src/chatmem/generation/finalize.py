@@ -91,6 +91,24 @@ async def reclaim(c: AsyncConnection, message_id: str, *, after_seq: int) -> boo
     return True
 
 
+async def _blocks_from_log(c: AsyncConnection, message_id: str) -> dict:
+    """The dead turn's answer from its durable events (the row's partial blocks may be up to a
+    flush interval older); {} when the log holds no content (pruned, or nothing streamed)."""
+    # Lock the row before reading the log: under READ COMMITTED a flush committing meanwhile
+    # (its turn is alive after all) would otherwise add events this read never saw, and the
+    # ended row would lack text a client had been shown.
+    await c.execute(select(M.id).where(M.id == message_id).with_for_update())
+    events, after = [], 0
+    while True:
+        page = await ev.read_after(c, message_id, after, 1000)
+        events += page
+        if len(page) < 1000:
+            break
+        after = page[-1]["seq"]
+    rebuilt = blk.from_events(events)
+    return {"blocks": rebuilt} if rebuilt is not None else {}
+
+
 async def end_orphan(c: AsyncConnection, message_id: str, *, stopped: bool) -> dict | None:
     """End a streaming row whose turn is not running anywhere, keeping the flushed partial text.
 
@@ -102,15 +120,20 @@ async def end_orphan(c: AsyncConnection, message_id: str, *, stopped: bool) -> d
         return await end_message(
             c,
             message_id,
-            values={"status": "complete", "stop_reason": "stopped"},
+            values={
+                "status": "complete",
+                "stop_reason": "stopped",
+                **await _blocks_from_log(c, message_id),
+            },
             events=[],
             terminal="done",
             terminal_data={"stop_reason": "stopped", "recovered": True},
         )
+    values = {"status": "error", "stop_reason": "error", "error": "generation_interrupted"}
     return await end_message(
         c,
         message_id,
-        values={"status": "error", "stop_reason": "error", "error": "generation_interrupted"},
+        values={**values, **await _blocks_from_log(c, message_id)},
         events=[],
         terminal="error",
         terminal_data={

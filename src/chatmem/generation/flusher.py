@@ -11,6 +11,15 @@ arrives in larger batches, but a SIGKILL can never take back text a client has s
 commit taking seconds broke it under 30 streams). ``flush_interval_ms`` bounds the wait while
 nothing new arrives (retries after a database failure).
 
+The event log is the record; the message row's partial ``blocks`` (and ``search_text``, always
+their projection) is a reader's view of it, rewritten at most every ``flush_interval_ms`` —
+rewriting every streaming row's whole text on every flush made each flush as costly as the
+answers were long. A turn that dies is ended from its log (finalize.end_orphan rebuilds the
+blocks from the durable events), so every event a client saw is in the answer it finds later.
+A flush also renews its turns' leases (one statement): a turn busy streaming is alive by
+definition, and on a starved host the heartbeat alone came late enough for a live turn to be
+swept.
+
 A transient database failure is retried at once (db/faults.py) and the events stay pending for
 the next flush; repeats are harmless (event inserts ignore rows already stored). A turn ends
 with its own final write (turns.py), which includes whatever was not flushed yet.
@@ -21,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 
 from sqlalchemy import update
 
@@ -29,6 +39,7 @@ from ..db import faults
 from ..db import schema as t
 from ..db.clock import now_ms
 from . import events as ev
+from . import leases
 
 log = logging.getLogger("chatmem.generation.flusher")
 M = t.messages.c
@@ -39,6 +50,8 @@ class Flusher:
         self.db, self.state = db, state
         self.coalesce_s = settings.flush_coalesce_ms / 1000
         self.idle_s = settings.flush_interval_ms / 1000
+        self.row_ms = settings.flush_interval_ms
+        self.hold_ms = leases.Timing.of(settings).hold_ms
         self._task: asyncio.Task | None = None
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
@@ -78,8 +91,9 @@ class Flusher:
 
     async def flush_all(self) -> int:
         """Write every running turn's pending events and partial row; returns how many turns."""
+        now = now_ms()
         batch = [
-            (r, r.live.pending(), r.blocks())
+            (r, r.live.pending(), r.blocks() if now - r.row_written_ms >= self.row_ms else None)
             for r in list(self.state.runners.values())
             if not r.finalizing and r.live.pending()
         ]
@@ -87,26 +101,32 @@ class Flusher:
             return 0
 
         async def write() -> list:
-            lost, rows, now = [], [], now_ms()
+            lost, rows = [], []
             async with self.db.write() as c:
                 for runner, pending, blocks in batch:
                     mid = runner.spec.assistant_message_id
-                    res = await c.execute(
-                        update(t.messages)
-                        .where(M.id == mid, M.status == "streaming")
-                        .values(blocks=blocks, search_text=blk.visible_text(blocks))
-                    )
-                    if not res.rowcount:  # swept or ended elsewhere: stop writing it
+                    q = update(t.messages).where(M.id == mid, M.status == "streaming")
+                    if blocks is not None:
+                        q = q.values(blocks=blocks, search_text=blk.visible_text(blocks))
+                    else:  # a no-op write that still tells whether the row is streaming
+                        q = q.values(status=M.status)
+                    if not (await c.execute(q)).rowcount:  # swept or ended elsewhere
                         lost.append(runner)
                         continue
                     rows += ev.event_rows(mid, pending, now)
                 await ev.insert_rows(c, rows)
+                live = [r.spec.token for r, _, _ in batch if r not in lost]
+                await leases.renew_many(c, live, self.hold_ms, now)
             return lost
 
         lost = await faults.retrying(write, what="flush", attempts=3, base_s=0.02, max_s=0.1)
-        for runner, pending, _ in batch:
+        renewed = time.monotonic()
+        for runner, pending, blocks in batch:
             if runner in lost:
                 runner.request_stop("lost")
-            else:
-                runner.live.mark_flushed(pending[-1]["seq"])
+                continue
+            runner.live.mark_flushed(pending[-1]["seq"])
+            runner.last_renew = renewed
+            if blocks is not None:
+                runner.row_written_ms = now
         return len(batch)

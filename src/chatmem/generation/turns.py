@@ -21,6 +21,7 @@ from sqlalchemy import select
 from ..agents import service as agents_service
 from ..auth.models import Principal
 from ..context import service as context_service
+from ..conversations import blocks as blk
 from ..conversations import followups, store
 from ..db import faults
 from ..db import schema as t
@@ -112,6 +113,8 @@ class TurnRunner:
         self.stop_cause: str | None = None  # stopped | lost | shutdown
         self.task: asyncio.Task | None = None
         self.finalizing = False  # the final write owns the pending events from then on
+        self.row_written_ms = 0  # when the flusher last rewrote the partial row
+        self.last_renew = time.monotonic()  # the lease; flushes renew it too (flusher.py)
         self._helpers_done = asyncio.Event()
 
     # ── control ────────────────────────────────────────────────────────────────────────────────
@@ -121,13 +124,7 @@ class TurnRunner:
         self.stop_event.set()
 
     def blocks(self) -> list[dict]:
-        out = []
-        if self.thinking:
-            out.append({"kind": "thinking", "text": "".join(self.thinking)})
-        if self.text or not (out or self.tool_calls):
-            out.append({"kind": "text", "text": "".join(self.text)})
-        out.extend(self.tool_calls)
-        return out
+        return blk.streamed("".join(self.thinking), "".join(self.text), self.tool_calls)
 
     # ── the turn ───────────────────────────────────────────────────────────────────────────────
     async def run(self) -> None:
@@ -290,16 +287,16 @@ class TurnRunner:
 
     # ── durability ─────────────────────────────────────────────────────────────────────────────
     async def _heartbeat(self) -> None:
-        last_renew = time.monotonic()
+        self.last_renew = time.monotonic()
         while await self._pause(self.poll_s):
             try:
-                renew = time.monotonic() - last_renew >= self.timing.renew_s
+                renew = time.monotonic() - self.last_renew >= self.timing.renew_s
                 if renew:
                     async with self.rt.db.write() as c:
                         hold = self.timing.hold_ms
                         ok = await leases.renew(c, self.spec.token, hold, now_ms())
                         st = await leases.state(c, self.spec.token) if ok else "lost"
-                    last_renew = time.monotonic()
+                    self.last_renew = time.monotonic()
                 else:
                     async with self.rt.db.read() as c:
                         st = await leases.state(c, self.spec.token)
