@@ -170,7 +170,7 @@ def _allowed(request: Request) -> set[str]:
         m
         for r in router.routes
         if isinstance(r, APIRoute) and r.endpoint is not rpc_not_found and r.path_regex.match(path)
-        for m in r.methods
+        for m in r.methods or ()
     }
 
 
