@@ -78,13 +78,15 @@ $(NODE_STAMP): tests/node/package-lock.json
 node-test-deps: $(NODE_STAMP)
 
 
-# The gates (CONTRIBUTING.md): lint rules, formatting, types, import contracts, lock freshness.
+# The gates (CONTRIBUTING.md): lint rules, formatting, types, import contracts, lock freshness,
+# function length (a ratchet: tools/long_functions.txt may only shrink).
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python tools/check_lock.py
+	$(BIN)/python tools/check_function_length.py
 
 fmt: $(TEST_STAMP)
 	$(BIN)/ruff check --fix .

@@ -161,7 +161,6 @@ async def time_turns(rt: Runtime, user: Principal, cid: str, iterations: int) ->
                 model=MODEL,
                 principal=user,
                 rt=rt,
-                allow_inline=False,
             )
         if i >= 3:  # warm-up: encodings, statement caches
             samples.append(time.perf_counter() - t0)

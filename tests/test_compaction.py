@@ -121,19 +121,23 @@ async def rt(db_url):
     await runtime.db.dispose()
 
 
-async def context_for(rt, user, cid, leaf=None, model=None, **kw):
+async def context_for(rt, user, cid, leaf=None, model=None, *, inline=True):
+    """The context a turn would get; with ``inline``, compacting first as a turn does (outside
+    the read transaction)."""
+    model = model or demo_model()
+    leaf = leaf or (await conv_row(rt.db, user.id, cid)).active_leaf_id
+    res = None
+    if inline:
+        res = await ctx.ensure_compacted(
+            rt, conversation_id=cid, user_id=user.id, parent_id=leaf, model=model
+        )
     async with rt.db.read() as c:
         conv = await conv_row(rt.db, user.id, cid)
-        return await ctx.build_turn_context(
-            c,
-            settings=rt.settings,
-            conv=conv,
-            parent_id=leaf or conv.active_leaf_id,
-            model=model or demo_model(),
-            principal=user,
-            rt=rt,
-            **kw,
+        t = await ctx.build_turn_context(
+            c, settings=rt.settings, conv=conv, parent_id=leaf, model=model, principal=user, rt=rt
         )
+    ctx.record_compaction(t.report, res)
+    return t
 
 
 async def test_compaction_job_triggers_on_long_tail_only(rt):
@@ -322,7 +326,7 @@ async def test_inline_compaction_before_the_model_call(rt):
     cid = await make_conv(rt.db, u.id)
     ids = await append_chain(rt.db, u.id, cid, rounds(60, words=20))
     model = demo_model(window=2048, max_output=256)
-    t = await context_for(rt, u, cid, model=model, allow_inline=False)
+    t = await context_for(rt, u, cid, model=model, inline=False)
     assert t.report["compaction"]["needed"] and t.report["compaction"]["inline"]
     assert not t.report["compaction"]["ran"] and t.report["dropped_message_count"] > 0
     assert ctx.compaction_event(t.report) is None

@@ -64,18 +64,18 @@ async def random_case(rt, user, seed: int, window: int, reserved: int, memory_bu
             summarizer=cp.ExtractiveSummarizer(C),
         )
     leaf = rnd.choice([x for x in leaves if x])
+    res = None
+    if rnd.random() < 0.5:  # compact inline first, outside the read, as a turn does
+        rt.settings = settings_
+        res = await ctx.ensure_compacted(
+            rt, conversation_id=cid, user_id=user.id, parent_id=leaf, model=model
+        )
     async with rt.db.read() as c:
         conv = await conv_row(rt.db, user.id, cid)
         tc = await ctx.build_turn_context(
-            c,
-            settings=settings_,
-            conv=conv,
-            parent_id=leaf,
-            model=model,
-            principal=user,
-            rt=rt,
-            allow_inline=rnd.random() < 0.5,
+            c, settings=settings_, conv=conv, parent_id=leaf, model=model, principal=user, rt=rt
         )
+    ctx.record_compaction(tc.report, res)
     pol = cp.policy_for(settings_, model)
     assert request_tokens(tc.messages) <= pol.limit == window - pol.reserved_output
     assert tc.report["total_tokens"] == request_tokens(tc.messages)

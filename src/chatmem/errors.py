@@ -6,7 +6,7 @@ right status. Keeping them framework-free lets services and pure modules raise t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 
 class ApiError(Exception):
@@ -49,6 +49,17 @@ class Forbidden(ApiError):
 
 class NotFound(ApiError):
     status, code = 404, "not_found"
+
+
+R = TypeVar("R")
+
+
+def found(row: R | None, message: str, *, code: str = "not_found", details: Any = None) -> R:
+    """``row``, or ``NotFound(message)`` when it is None: the one "find it or 404" of the stores
+    (a row the caller does not own is looked up with the owner in the query, so it is None too)."""
+    if row is None:
+        raise NotFound(message, code=code, details=details)
+    return row
 
 
 class Conflict(ApiError):

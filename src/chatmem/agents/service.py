@@ -10,19 +10,14 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field
-from sqlalchemy import and_, delete, func, insert, or_, select, update
 
 from ..auth.models import Principal
 from ..contracts.base import Input, Name, Output
 from ..conversations.store import detach_messages
-from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..db.ids import new_id
-from ..errors import NotFound
-
-A = t.agents.c
-C = t.conversations.c
+from . import store
 
 PROMPT_MAX = 4000
 
@@ -93,20 +88,15 @@ def agent_out(row) -> dict:
 
 
 async def get_owned(c, p: Principal, agent_id: str):
-    row = (await c.execute(select(t.agents).where(A.id == agent_id, A.user_id == p.id))).first()
-    if row is None:
-        raise NotFound("agent not found")
-    return row
+    return await store.get_owned(c, p.id, agent_id)
 
 
 async def create(db: Database, p: Principal, body: AgentIn) -> dict:
     now = now_ms()
     aid = new_id("agt")
     async with db.write() as c:
-        await c.execute(
-            insert(t.agents).values(
-                id=aid, user_id=p.id, created_at=now, updated_at=now, **body.model_dump()
-            )
+        await store.insert_agent(
+            c, id=aid, user_id=p.id, created_at=now, updated_at=now, **body.model_dump()
         )
         row = await get_owned(c, p, aid)
     return agent_out(row)
@@ -114,22 +104,8 @@ async def create(db: Database, p: Principal, body: AgentIn) -> dict:
 
 async def list_(db: Database, p: Principal) -> dict:
     """The caller's agents, the one with the most recent conversation message first."""
-    last = (
-        select(C.agent_id, func.max(C.last_message_at).label("last_message_at"))
-        .where(C.user_id == p.id, C.agent_id.is_not(None))
-        .group_by(C.agent_id)
-        .subquery()
-    )
-    q = (
-        select(t.agents, last.c.last_message_at)
-        .select_from(t.agents.outerjoin(last, and_(last.c.agent_id == A.id)))
-        .where(A.user_id == p.id)
-        .order_by(
-            func.coalesce(last.c.last_message_at, -1).desc(), A.updated_at.desc(), A.id.desc()
-        )
-    )
     async with db.read() as c:
-        rows = (await c.execute(q)).all()
+        rows = await store.list_by_last_message(c, p.id)
     return {"items": [agent_out(r) for r in rows], "next_cursor": None}
 
 
@@ -147,9 +123,7 @@ async def patch(db: Database, p: Principal, agent_id: str, body: AgentPatch) -> 
     async with db.write() as c:
         await get_owned(c, p, agent_id)
         if changes:
-            await c.execute(
-                update(t.agents).where(A.id == agent_id).values(updated_at=now_ms(), **changes)
-            )
+            await store.update_agent(c, agent_id, updated_at=now_ms(), **changes)
         row = await get_owned(c, p, agent_id)
     return agent_out(row)
 
@@ -161,25 +135,14 @@ PREVIEW_CHARS = 500
 async def record_reply(c, agent_id: str, text: str, at: int) -> None:
     """Set the agent's last-assistant-message preview inside the caller's transaction; a turn that
     finishes late never overwrites a newer reply's preview."""
-    await c.execute(
-        update(t.agents)
-        .where(
-            A.id == agent_id,
-            or_(A.last_assistant_message_at.is_(None), A.last_assistant_message_at <= at),
-        )
-        .values(last_assistant_message=text[:PREVIEW_CHARS], last_assistant_message_at=at)
-    )
+    await store.record_reply(c, agent_id, text[:PREVIEW_CHARS], at)
 
 
 async def remove(db: Database, p: Principal, agent_id: str) -> None:
     """Delete an agent with its conversations, messages and memories (seed 000's CASCADE rules)."""
     async with db.write() as c:
         await get_owned(c, p, agent_id)
-        conv_ids = (
-            (await c.execute(select(C.id).where(C.agent_id == agent_id, C.user_id == p.id)))
-            .scalars()
-            .all()
-        )
+        conv_ids = await store.conversation_ids(c, p.id, agent_id)
         if conv_ids:  # flat cascade: deep chains would exceed SQLite's trigger depth
             await detach_messages(c, conv_ids)
-        await c.execute(delete(t.agents).where(A.id == agent_id))
+        await store.delete_agent(c, agent_id)

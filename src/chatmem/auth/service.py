@@ -11,7 +11,7 @@ from ..cpu import run_cpu
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..db.ids import new_id
-from ..errors import BadRequest, Conflict, NotFound, Unauthorized
+from ..errors import BadRequest, Conflict, Unauthorized, found
 from . import store
 from .models import Principal
 from .secrets import (
@@ -107,9 +107,7 @@ async def list_users(db: Database) -> list[dict]:
 async def find_user(db: Database, email_or_id: str):
     async with db.read() as c:
         row = await store.user_by_email_or_id(c, email_or_id)
-    if row is None:
-        raise NotFound(f"no user {email_or_id!r}")
-    return row
+    return found(row, f"no user {email_or_id!r}")
 
 
 async def create_key(db: Database, user_id: str, name: str = "") -> tuple[str, str]:

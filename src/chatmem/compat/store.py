@@ -17,7 +17,7 @@ from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.dialect import insert
 from ..db.ids import new_id
-from ..errors import NotFound
+from ..errors import NotFound, found
 from .cursor import Cursor
 
 A = t.agents.c
@@ -87,9 +87,7 @@ async def agent_conversation(c: AsyncConnection, user_id: str, agent_id: str, co
     """One of the caller's conversations with this agent (default or not), else NotFound."""
     q = select(t.conversations).where(C.id == conv_id, C.user_id == user_id, C.agent_id == agent_id)
     row = (await c.execute(q)).first()
-    if row is None:
-        raise NotFound("Conversation is not available", code="conversation_not_available")
-    return row
+    return found(row, "Conversation is not available", code="conversation_not_available")
 
 
 async def chat_conversation(c: AsyncConnection, user_id: str, chat_id: str):

@@ -49,7 +49,6 @@ async def preview(rt, p: Principal, cid: str, *, include_messages: bool = False)
             model=model,
             principal=p,
             rt=rt,
-            allow_inline=False,
         )
     out = {
         "conversation_id": cid,

@@ -9,12 +9,12 @@ summary chain, the agent persona / project instructions / inline quote, and the 
 ``metadata["context"]``; ``GET /api/conversations/{id}/context`` serves the same report.
 
 Compaction, two ways:
-- **inline** — when the backlog is too large for the window (see ``summary.decide``) and ``rt`` is
-  passed, ``build_turn_context`` compacts *before returning*, using its own transactions and the
-  compaction lease, then assembles with the new blocks. ``report["compaction"]`` then has
-  ``ran: True``; ``compaction_event(report)`` gives the payload of the SSE ``compaction`` event to
-  emit (None when nothing ran). Generation may instead call ``ensure_compacted(rt, …)`` before
-  opening its read transaction, so no connection is held while the summary is written.
+- **inline** — when the backlog is too large for the window (see ``summary.decide``), the turn calls
+  ``ensure_compacted(rt, …)`` *before* opening its read transaction (the summary is a model call;
+  no connection is held across it), then builds the context on the new blocks and records the
+  result in ``report["compaction"]`` (``ran: True``); ``compaction_event(report)`` gives the
+  payload of the SSE ``compaction`` event (None when nothing ran). ``build_turn_context`` itself
+  never compacts; its report says whether compaction was needed.
 - **after the turn** — enqueue ``compaction`` {"conversation_id"} with dedupe key
   ``compact:<cid>`` (``enqueue_compaction`` does exactly that); the job compacts only when a
   trigger fires.
@@ -25,13 +25,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from ..agents import store as agents_store
 from ..conversations import blocks as blk
 from ..conversations import store
-from ..db import schema as t
 from ..jobs.queue import enqueue
+from ..projects import store as projects_store
 from ..providers.base import ChatMessage, ModelInfo
 from . import assemble as asm
 from . import compaction as cp
@@ -95,7 +95,7 @@ async def _static_sections(c: AsyncConnection, settings, conv) -> dict:
         "inline": None,
     }
     if conv.agent_id:
-        agent = (await c.execute(select(t.agents).where(t.agents.c.id == conv.agent_id))).first()
+        agent = await agents_store.persona(c, conv.agent_id)
         if agent is not None:
             out.update(
                 system=agent.default_prompt.strip() or AGENT_FALLBACK_PROMPT,
@@ -104,27 +104,11 @@ async def _static_sections(c: AsyncConnection, settings, conv) -> dict:
                 agent_mode=True,
             )
     if conv.project_id:
-        instr = (
-            await c.execute(
-                select(t.projects.c.instructions).where(
-                    t.projects.c.id == conv.project_id, t.projects.c.user_id == conv.user_id
-                )
-            )
-        ).scalar()
-        out["project"] = instr or ""
+        out["project"] = await projects_store.instructions(c, conv.user_id, conv.project_id)
     if conv.inline_source_conv and conv.inline_parent_id:
-        M = t.messages.c
-        anchor = (
-            await c.execute(
-                select(M.id, M.role, M.blocks)
-                .join(t.conversations, t.conversations.c.id == M.conversation_id)
-                .where(
-                    M.id == conv.inline_parent_id,
-                    M.conversation_id == conv.inline_source_conv,
-                    t.conversations.c.user_id == conv.user_id,
-                )
-            )
-        ).first()
+        anchor = await store.inline_anchor(
+            c, conv.user_id, conv.inline_source_conv, conv.inline_parent_id
+        )
         out["inline"] = asm.InlineQuote(
             quote=conv.inline_quote or "",
             anchor_id=conv.inline_parent_id,
@@ -255,9 +239,11 @@ async def build_turn_context(
     model: ModelInfo,
     principal,
     rt=None,
-    allow_inline: bool = True,
 ) -> TurnContext:
-    """Provider messages and the context report for the turn answering ``parent_id``."""
+    """Provider messages and the context report for the turn answering ``parent_id``. It never
+    compacts (that would hold ``c`` across a model call): ``report["compaction"]`` says whether
+    compaction is needed; call ``ensure_compacted`` before opening the transaction, as a turn
+    does, to compact first."""
     blocks = list(conv.summary_blocks or [])
     pol, counter, tail, out = await _assemble(
         c,
@@ -271,43 +257,15 @@ async def build_turn_context(
     )
     d = _decide(pol, counter, tail, out)
     info = {"needed": d.needed, "inline": d.inline, "reason": d.reason, "ran": False}
-    if (
-        d.needed
-        and d.inline
-        and rt is not None
-        and allow_inline
-        and settings.inline_compaction
-        and parent_id is not None
-    ):
-        try:
-            res = await cp.compact(
-                rt.db,
-                conversation_id=conv.id,
-                user_id=conv.user_id,
-                settings=settings,
-                model=model,
-                summarizer=resolve_summarizer(rt, model),
-                leaf_id=parent_id,
-                force=True,
-            )
-        except Exception as e:  # a failed summary must not fail the turn
-            log.exception("inline compaction failed")
-            info["error"] = f"{type(e).__name__}: {e}"
-        else:
-            info.update(res.public(), ran=res.compacted)
-            if res.compacted and res.blocks is not None:
-                pol, counter, tail, out = await _assemble(
-                    c,
-                    settings=settings,
-                    conv=conv,
-                    parent_id=parent_id,
-                    model=model,
-                    principal=principal,
-                    rt=rt,
-                    blocks=res.blocks,
-                )
     out.report["compaction"] = info
     return TurnContext(out.messages, out.report)
+
+
+def record_compaction(report: dict, res: cp.Result | None) -> dict:
+    """The report with the inline compaction that ran before it was built (``ensure_compacted``)."""
+    if res is not None and res.compacted:
+        report.setdefault("compaction", {}).update(res.public(), ran=True)
+    return report
 
 
 def compaction_event(report: dict) -> dict | None:

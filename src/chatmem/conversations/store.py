@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.ids import new_id
-from ..errors import NotFound, Unprocessable
+from ..errors import Unprocessable, found
 from . import blocks as blk
 from . import dag
 
@@ -25,19 +25,28 @@ async def get_conversation(c: AsyncConnection, user_id: str, cid: str, *, for_up
     q = select(t.conversations).where(C.id == cid, C.user_id == user_id)
     if for_update and c.dialect.name == "postgresql":
         q = q.with_for_update()
-    row = (await c.execute(q)).first()
-    if row is None:
-        raise NotFound("conversation not found")
-    return row
+    return found((await c.execute(q)).first(), "conversation not found")
+
+
+async def find_message(c: AsyncConnection, conv_id: str, mid: str):
+    """The message of the conversation (the caller checked the conversation), or None."""
+    q = select(t.messages).where(M.id == mid, M.conversation_id == conv_id)
+    return (await c.execute(q)).first()
 
 
 async def get_message(c: AsyncConnection, conv_id: str, mid: str):
-    row = (
-        await c.execute(select(t.messages).where(M.id == mid, M.conversation_id == conv_id))
-    ).first()
-    if row is None:
-        raise NotFound("message not found")
-    return row
+    return found(await find_message(c, conv_id, mid), "message not found")
+
+
+async def inline_anchor(c: AsyncConnection, user_id: str, source_conv: str, mid: str):
+    """(id, role, blocks) of the message an inline thread quotes, in the user's own source
+    conversation; None when it is gone."""
+    q = (
+        select(M.id, M.role, M.blocks)
+        .join(t.conversations, C.id == M.conversation_id)
+        .where(M.id == mid, M.conversation_id == source_conv, C.user_id == user_id)
+    )
+    return (await c.execute(q)).first()
 
 
 async def insert_conversation(c: AsyncConnection, user_id: str, **values) -> str:

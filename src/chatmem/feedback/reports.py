@@ -13,7 +13,7 @@ from ..contracts.cursor import decode_cursor, encode_cursor
 from ..conversations import store as conv_store
 from ..db.clock import now_ms
 from ..db.engine import Database
-from ..errors import ApiError, NotFound, TooManyRequests, Unprocessable
+from ..errors import ApiError, NotFound, TooManyRequests, Unprocessable, found
 from . import image, store
 from .form import ReportForm
 from .wire import report_out
@@ -102,9 +102,7 @@ async def list_reports(db: Database, cursor: str | None, limit: int) -> dict:
 
 async def screenshot(db: Database, rid: str) -> tuple[bytes, str]:
     async with db.read() as c:
-        row = await store.screenshot(c, rid)
-    if row is None:
-        raise NotFound("report not found")
+        row = found(await store.screenshot(c, rid), "report not found")
     if row.screenshot is None:
         raise NotFound("this report has no screenshot", code="no_screenshot")
     return bytes(row.screenshot), row.screenshot_mime

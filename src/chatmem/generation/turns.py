@@ -212,10 +212,8 @@ class TurnRunner:
                 model=spec.model,
                 principal=spec.principal,
                 rt=rt,
-                allow_inline=False,
             )
-        if compacted is not None:
-            ctx.report.setdefault("compaction", {}).update(compacted.public(), ran=True)
+        context_service.record_compaction(ctx.report, compacted)
         self.report = ctx.report or {}
         self.context_tokens = int(self.report.get("total_tokens") or 0) or sum(
             estimate_tokens(m.content) for m in ctx.messages

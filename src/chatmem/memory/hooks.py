@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy import select
-
 from ..conversations import blocks as blk
 from ..conversations import store as cstore
 from ..db import schema as t
@@ -274,16 +272,8 @@ async def before_turn(rt, principal, conv_id: str, user_message_id: str) -> dict
 async def _before_turn(rt, principal, conv_id: str, user_message_id: str) -> dict:
     done: dict = {"remembered": [], "forgotten": []}
     async with rt.db.read() as c:
-        conv = (
-            await c.execute(
-                select(t.conversations).where(C.id == conv_id, C.user_id == principal.id)
-            )
-        ).first()
-        msg = (
-            await c.execute(
-                select(t.messages).where(M.id == user_message_id, M.conversation_id == conv_id)
-            )
-        ).first()
+        conv = await store.owned_conversation(c, principal.id, conv_id)
+        msg = await cstore.find_message(c, conv_id, user_message_id)
     if conv is None or msg is None or msg.role != "user":
         return done
     cmd = parse_command(blk.visible_text(msg.blocks))
@@ -330,18 +320,7 @@ async def _before_turn(rt, principal, conv_id: str, user_message_id: str) -> dic
                 if plan.memory_id:
                     done["remembered"].append(plan.memory_id)
         else:
-            scope = (
-                MEM.agent_id.is_(None)
-                if conv.agent_id is None
-                else (MEM.agent_id.is_(None)) | (MEM.agent_id == conv.agent_id)
-            )
-            rows = (
-                await c.execute(
-                    select(t.memories).where(
-                        MEM.user_id == principal.id, scope, MEM.status.in_(sorted(pol.LIVE))
-                    )
-                )
-            ).all()
+            rows = await store.live_visible(c, principal.id, conv.agent_id)
             ids = forget_matches(body, [store.to_mem(r) for r in rows], now=now)
             done["forgotten"] = await service.set_many_status(
                 c, principal.id, ids, pol.DISABLED, principal.id, "forgotten in chat", now

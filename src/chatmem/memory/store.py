@@ -371,6 +371,18 @@ async def known_for_extractor(
     return list((await c.execute(q)).all())
 
 
+async def live_visible(c: AsyncConnection, user_id: str, agent_id: str | None) -> list:
+    """The live memories a conversation sees: user-wide ones, plus its agent's when it has one
+    (what "forget …" in that conversation may disable)."""
+    scope = (
+        MEM.agent_id.is_(None)
+        if agent_id is None
+        else (MEM.agent_id.is_(None)) | (MEM.agent_id == agent_id)
+    )
+    q = select(t.memories).where(MEM.user_id == user_id, scope, MEM.status.in_(sorted(pol.LIVE)))
+    return list((await c.execute(q)).all())
+
+
 async def agent_name(c: AsyncConnection, agent_id: str | None) -> str:
     if not agent_id:
         return ""

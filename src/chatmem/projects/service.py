@@ -4,18 +4,16 @@ enforced by the database's expression index, reported to the caller as a 409."""
 from __future__ import annotations
 
 from pydantic import Field
-from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..auth.models import Principal
 from ..contracts.base import Input, Name, Output
-from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..db.ids import new_id
-from ..errors import Conflict, NotFound
+from ..errors import Conflict
+from . import store
 
-P = t.projects.c
 FLAGS = ("pinned", "auto_add_uploads", "is_public")
 
 
@@ -70,10 +68,7 @@ def _values(data: dict) -> dict:
 
 
 async def _get(c, p: Principal, pid: str):
-    row = (await c.execute(select(t.projects).where(P.id == pid, P.user_id == p.id))).first()
-    if row is None:
-        raise NotFound("project not found")
-    return row
+    return await store.get_owned(c, p.id, pid)
 
 
 def _dup(name: str) -> Conflict:
@@ -85,15 +80,14 @@ async def create(db: Database, p: Principal, body: ProjectIn) -> dict:
     pid = new_id("p")
     try:
         async with db.write() as c:
-            await c.execute(
-                insert(t.projects).values(
-                    id=pid,
-                    user_id=p.id,
-                    created_at=now,
-                    updated_at=now,
-                    workspace_id="",
-                    **_values(body.model_dump()),
-                )
+            await store.insert_project(
+                c,
+                id=pid,
+                user_id=p.id,
+                created_at=now,
+                updated_at=now,
+                workspace_id="",
+                **_values(body.model_dump()),
             )
             row = await _get(c, p, pid)
     except IntegrityError:
@@ -103,13 +97,7 @@ async def create(db: Database, p: Principal, body: ProjectIn) -> dict:
 
 async def list_(db: Database, p: Principal) -> dict:
     async with db.read() as c:
-        rows = (
-            await c.execute(
-                select(t.projects)
-                .where(P.user_id == p.id, P.workspace_id == "")
-                .order_by(P.pinned.desc(), P.updated_at.desc(), P.id.desc())
-            )
-        ).all()
+        rows = await store.list_personal(c, p.id)
     return {"items": [project_out(r) for r in rows], "next_cursor": None}
 
 
@@ -124,11 +112,7 @@ async def patch(db: Database, p: Principal, pid: str, body: ProjectPatch) -> dic
         async with db.write() as c:
             await _get(c, p, pid)
             if changes:
-                await c.execute(
-                    update(t.projects)
-                    .where(P.id == pid)
-                    .values(updated_at=now_ms(), **_values(changes))
-                )
+                await store.update_project(c, pid, updated_at=now_ms(), **_values(changes))
             row = await _get(c, p, pid)
     except IntegrityError:
         raise _dup(changes.get("name", "")) from None
@@ -139,4 +123,4 @@ async def remove(db: Database, p: Principal, pid: str) -> None:
     """Delete a project; its conversations stay, detached (conversations.project_id SET NULL)."""
     async with db.write() as c:
         await _get(c, p, pid)
-        await c.execute(delete(t.projects).where(P.id == pid))
+        await store.delete_project(c, pid)

@@ -11,7 +11,7 @@ from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.ids import new_id, share_token
 from ..embeddings import schedule_embedding
-from ..errors import NotFound
+from ..errors import found
 
 S = t.conversation_shares.c
 U = t.users.c
@@ -25,9 +25,7 @@ async def share_of(c: AsyncConnection, conv_id: str):
 
 async def by_token(c: AsyncConnection, token: str):
     row = (await c.execute(select(t.conversation_shares).where(S.id == token))).first()
-    if row is None:
-        raise NotFound("shared conversation not found")
-    return row
+    return found(row, "shared conversation not found")
 
 
 async def user_names(c: AsyncConnection, user_ids: set[str]) -> dict[str, str]:
