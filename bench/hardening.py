@@ -51,16 +51,17 @@ async def health_samples(base: str, n: int) -> list[float]:
 
 
 async def login_storm(base: str, email: str, n: int, stop: asyncio.Event, codes: list[int]):
-    async def one(i: int):
-        async with httpx.AsyncClient(base_url=base, timeout=60) as c:
-            while not stop.is_set():
-                r = await c.post(
-                    "/api/auth/login",
-                    json={"email": email if i % 2 else f"x{i}@e.com", "password": "no"},
-                )
-                codes.append(r.status_code)
+    """Waves of ``n`` concurrent wrong-password logins (half for a real account, half for
+    unknown ones), the next wave when the last has answered."""
 
-    await asyncio.gather(*(one(i) for i in range(n)))
+    async def one(c, i: int):
+        who = email if i % 2 else f"x{i}@example.com"
+        r = await c.post("/api/auth/login", json={"email": who, "password": "wrong"})
+        codes.append(r.status_code)
+
+    async with httpx.AsyncClient(base_url=base, timeout=60) as c:
+        while not stop.is_set():
+            await asyncio.gather(*(one(c, i) for i in range(n)))
 
 
 async def logins(db_url: str) -> None:

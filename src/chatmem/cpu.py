@@ -3,7 +3,7 @@
 One process serves every request from one event loop, so a function that computes for tens of
 milliseconds (argon2 password hashing, tokenising a large text, decoding an image) stalls every
 other request for as long — 40 concurrent logins froze ``/api/health`` for seconds. ``run_cpu``
-runs such a function on a small thread pool sized to the machine's cores: the loop stays free,
+runs such a function on a small thread pool (the cores less one): the loop stays free,
 and the pool bounds how much of that work runs at once (argon2 also needs 64 MiB per hash), so a
 flood of logins queues instead of exhausting memory. argon2-cffi and tiktoken release the GIL
 while they compute; pure-Python work still yields it every ``sys.getswitchinterval()``.
@@ -24,8 +24,9 @@ T = TypeVar("T")
 @functools.cache
 def _executor() -> ThreadPoolExecutor:
     """One pool per process, made on first use (never at import)."""
+    # one core is left to the event loop: on 2 cores, 40 concurrent logins hash one at a time
     return ThreadPoolExecutor(
-        max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="chatmem-cpu"
+        max_workers=max(1, (os.cpu_count() or 2) - 1), thread_name_prefix="chatmem-cpu"
     )
 
 
