@@ -402,3 +402,35 @@ async def test_admin_status(app, new_user):
         body["vectors"]
     )
     assert body["backends"] and all(isinstance(v, bool) for v in body["backends"].values())
+
+
+async def test_backfill_queues_history_written_before_embeddings(app, new_user):
+    rt = rt_of(app)
+    u = await new_user()
+    c1, c2 = await new_conv(u), await new_conv(u)
+    m1, m2 = await say(u, c1, "old history one"), await say(u, c2, "old history two")
+    await u.client.post("/api/me/memories", json={"memory_text": "Collects stamps"})
+    async with rt.db.write() as c:  # as if these were written while embeddings were off
+        await c.execute(delete(t.jobs))
+    got = await ejobs.backfill(rt.db, page=1)
+    assert got["conversations"] == 2 and got["users"] >= 1
+    assert await ejobs.backfill(rt.db) == {"conversations": 0, "users": 0}  # deduplicated
+    await drain(rt)
+    assert {v["message_id"] for v in await vectors(rt.db, owner_kind="message")} == {m1, m2}
+    assert len(await vectors(rt.db, owner_kind="memory", user_id=u.id)) == 1
+
+
+def test_backfill_command(db_url):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cli = str(Path(sys.executable).with_name("chatmem"))
+    env = {**os.environ, "CHATMEM_DATABASE_URL": db_url, "CHATMEM_EMBEDDER": ""}
+    off = subprocess.run([cli, "embeddings", "backfill"], env=env, capture_output=True, text=True)
+    assert off.returncode == 1 and "CHATMEM_EMBEDDER" in off.stdout
+    env["CHATMEM_EMBEDDER"] = "hashing"
+    on = subprocess.run([cli, "embeddings", "backfill"], env=env, capture_output=True, text=True)
+    assert on.returncode == 0, on.stderr
+    assert "queued embedding for 0 conversations and 0 users (hashing:bow-256)" in on.stdout

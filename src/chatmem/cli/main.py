@@ -1,4 +1,4 @@
-"""The ``chatmem`` command line: serve, worker, migrate, users, keys.
+"""The ``chatmem`` command line: serve, worker, migrate, users, keys, embeddings.
 
 Every command builds its settings from the environment when it runs (``CHATMEM_DATABASE_URL``
 etc.), so the same binary serves SQLite on a laptop and PostgreSQL behind a load balancer.
@@ -27,8 +27,10 @@ app = typer.Typer(
 )
 users_app = typer.Typer(no_args_is_help=True, help="Manage users.")
 keys_app = typer.Typer(no_args_is_help=True, help="Manage API keys.")
+embeddings_app = typer.Typer(no_args_is_help=True, help="Vectors of messages and memories.")
 app.add_typer(users_app, name="users")
 app.add_typer(keys_app, name="keys")
+app.add_typer(embeddings_app, name="embeddings")
 
 console = Console()
 
@@ -215,3 +217,25 @@ def keys_list(email: str = typer.Option(..., "--email")) -> None:
     for k in _run_or_exit(go):
         table.add_row(k["id"], k["name"], k["prefix"], "yes" if k["revoked_at"] else "")
     console.print(table)
+
+
+@embeddings_app.command("backfill")
+def embeddings_backfill() -> None:
+    """Queue embedding of all existing conversations and memories (the workers do the work)."""
+    from ..embeddings import jobs, registry
+
+    s = get_settings()
+    try:
+        embedder = registry.load(s)
+    except ValueError as e:
+        console.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1) from None
+    if embedder is None:
+        console.print("[red]error:[/red] embeddings are off: set CHATMEM_EMBEDDER first")
+        raise typer.Exit(1)
+    upgrade(s.database_url)
+    got = _run(_with_db(lambda db, _s: jobs.backfill(db)))
+    console.print(
+        f"queued embedding for {got['conversations']} conversations and {got['users']} users "
+        f"({registry.model_key(s, embedder)})"
+    )

@@ -11,8 +11,9 @@ job per message. It is a no-op (nothing written) when this process has no embedd
 ``embed.conversation`` embeds the conversation's unembedded messages oldest first, in batches of
 ``embedding_batch_size``, each batch written in its own short transaction (the embedder runs with
 no connection held); after ``embedding_batches_per_job`` batches it re-queues itself so one huge
-import cannot hold a worker for long. It then schedules ``embed.memories`` for the owner
-(dedupe ``embed:mem:<user>``), which does the same for the user's injectable memories. Failures
+import cannot hold a worker for long. Memory writes schedule ``embed.memories`` (dedupe
+``embed:mem:<user>``) themselves; the conversation job also schedules it when the owner has
+injectable memories without a vector (written before embeddings were turned on). Failures
 are retried with the queue's exponential backoff; an answer no retry can fix (bad key, unknown
 model, vectors of the wrong size) fails the job at once with the reason in ``last_error``. The
 jobs are idempotent: re-running one finds nothing left to do.
@@ -110,15 +111,19 @@ async def embed_conversation(rt, conversation_id: str) -> dict:
         if wrote == 0:  # every row changed under us: the job scheduled by that change goes on
             break
         more = i == int(st.embedding_batches_per_job) - 1
-    async with rt.db.write() as c:
-        if more:
-            await enqueue(
-                c,
-                KIND_CONVERSATION,
-                {"conversation_id": conversation_id},
-                dedupe_key=f"embed:conv:{conversation_id}",
-            )
-        await schedule_memories(c, user_id)
+    async with rt.db.read() as c:  # memories written before embeddings were on (a backfill)
+        memories_wait = bool(await store.pending_memories(c, user_id, s.model_key, 1, max_chars))
+    if more or memories_wait:
+        async with rt.db.write() as c:
+            if more:
+                await enqueue(
+                    c,
+                    KIND_CONVERSATION,
+                    {"conversation_id": conversation_id},
+                    dedupe_key=f"embed:conv:{conversation_id}",
+                )
+            if memories_wait:
+                await schedule_memories(c, user_id)
     return {"embedded": done, "more": more}
 
 
@@ -151,3 +156,27 @@ async def embed_conversation_job(rt, payload: dict) -> None:
 
 async def embed_memories_job(rt, payload: dict) -> None:
     await embed_memories(rt, payload["user_id"])
+
+
+async def backfill(db, *, page: int = 1000) -> dict:
+    """Queue embedding for every conversation and every user with memories — for history written
+    before embeddings were turned on, or after switching models (``chatmem embeddings backfill``).
+    Enqueues only (the workers embed); deduplicated, so running it twice queues nothing new."""
+    queued = {"conversations": 0, "users": 0}
+    for table, kind, key, field in (
+        (t.conversations, KIND_CONVERSATION, "embed:conv:", "conversation_id"),
+        (t.users, KIND_MEMORIES, "embed:mem:", "user_id"),
+    ):
+        after = ""
+        while True:
+            async with db.read() as c:
+                q = select(table.c.id).where(table.c.id > after).order_by(table.c.id).limit(page)
+                ids = list((await c.execute(q)).scalars())
+            if not ids:
+                break
+            async with db.write() as c:
+                for oid in ids:
+                    if await enqueue(c, kind, {field: oid}, dedupe_key=key + oid):
+                        queued["conversations" if table is t.conversations else "users"] += 1
+            after = ids[-1]
+    return queued
