@@ -235,6 +235,10 @@ async def test_local_model_finds_paraphrases_through_the_whole_path(db_url):
         run_worker=False,
     )
     async with running_app(settings, "local@example.com") as (rt, u):
+        [life] = [x for x in rt.services if isinstance(x, esvc.Lifecycle)]
+        warming = life.warming
+        await warming  # started with the runtime, in the background
+        assert warming.exception() is None and esvc.get(rt).embedder._st is not None
         cid = await new_conv(u)
         ids = [await say(u, cid, d) for d in DOCS]
         await drain(rt)

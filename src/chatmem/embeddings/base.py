@@ -31,3 +31,6 @@ class Embedder(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+    # Optional: ``async def warm(self) -> None`` — slow set-up (loading a model), run in the
+    # background when the runtime starts.

@@ -94,6 +94,10 @@ class LocalEmbedder:
         )
         return arr.tolist()
 
+    async def warm(self) -> None:
+        """Load the model now (in a thread), so the first query does not wait for it."""
+        await asyncio.to_thread(self._loaded)
+
     async def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []

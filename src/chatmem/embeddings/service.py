@@ -14,6 +14,8 @@ are on and with which limits.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -21,6 +23,8 @@ from dataclasses import dataclass
 from . import registry
 from . import vectors as vec
 from .base import Embedder, EmbedderError
+
+log = logging.getLogger(__name__)
 
 QUERY_CACHE_SIZE = 256
 
@@ -87,16 +91,31 @@ def get(rt) -> EmbeddingService | None:
 
 
 class Lifecycle:
-    """Runtime service: keeps the engine registered while running, closes the embedder after."""
+    """Runtime service: keeps the engine registered while running, warms the embedder up in the
+    background (a local model loads in seconds; the first turn's query should not pay for it and
+    time out), closes the embedder after."""
 
     def __init__(self, db, settings, s: EmbeddingService) -> None:
         self.db, self.settings, self.s = db, settings, s
+        self.warming: asyncio.Task | None = None
 
     async def start(self) -> None:
         enable(self.db, self.settings)
+        warm = getattr(self.s.embedder, "warm", None)
+        if warm is not None:
+            self.warming = asyncio.create_task(self._warm(warm), name="embedder-warm-up")
+
+    @staticmethod
+    async def _warm(warm) -> None:
+        try:
+            await warm()
+        except Exception:  # the jobs will report it; a server must start without its model
+            log.exception("embeddings: warming the embedder up failed")
 
     async def stop(self) -> None:
         disable(self.db)
+        if self.warming is not None:
+            await self.warming  # a model load in a thread cannot be cancelled: let it finish
         await self.s.aclose()
 
 
