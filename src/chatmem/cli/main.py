@@ -19,6 +19,8 @@ from ..auth import service
 from ..config import get_settings
 from ..db.engine import Database
 from ..db.migrate import upgrade
+from ..embeddings import jobs as embedding_jobs
+from ..embeddings import registry as embedders
 from ..errors import ApiError
 from .bootstrap import first_start, login_link
 
@@ -222,11 +224,9 @@ def keys_list(email: str = typer.Option(..., "--email")) -> None:
 @embeddings_app.command("backfill")
 def embeddings_backfill() -> None:
     """Queue embedding of all existing conversations and memories (the workers do the work)."""
-    from ..embeddings import jobs, registry
-
     s = get_settings()
     try:
-        embedder = registry.load(s)
+        embedder = embedders.load(s)
     except ValueError as e:
         console.print(f"[red]error:[/red] {e}")
         raise typer.Exit(1) from None
@@ -234,8 +234,8 @@ def embeddings_backfill() -> None:
         console.print("[red]error:[/red] embeddings are off: set CHATMEM_EMBEDDER first")
         raise typer.Exit(1)
     upgrade(s.database_url)
-    got = _run(_with_db(lambda db, _s: jobs.backfill(db)))
+    got = _run(_with_db(lambda db, _s: embedding_jobs.backfill(db)))
     console.print(
         f"queued embedding for {got['conversations']} conversations and {got['users']} users "
-        f"({registry.model_key(s, embedder)})"
+        f"({embedders.model_key(s, embedder)})"
     )
