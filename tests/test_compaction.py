@@ -57,18 +57,21 @@ def test_cut_shrinks_kept_rounds_when_they_exceed_the_retention_budget():
 
 
 def test_decide_triggers():
-    th = sm.Thresholds(keep_rounds=2, trigger_tokens=1000, limit=2000)
-    assert not sm.decide(tail("ua" * 4), th, estimated_tokens=100).needed  # 8 ≤ 8 messages
-    d = sm.decide(tail("ua" * 5), th, estimated_tokens=100)
-    assert d.needed and not d.inline and d.reason == "tail_messages" and d.cut == 6
-    d = sm.decide(tail("ua" * 3), th, estimated_tokens=1500)
-    assert d.needed and d.reason == "tokens" and not d.inline
-    d = sm.decide(tail("ua" * 3), th, estimated_tokens=100, reported_tokens=1300)
-    assert d.needed and d.inline  # real usage over 1.25 × trigger
-    d = sm.decide(tail("ua" * 9), th, estimated_tokens=100)
-    assert d.inline and d.cut == 14  # backlog 14 > 3 × (2 × 2)
-    d = sm.decide(tail("ua" * 3), th, estimated_tokens=100, history_dropped=True)
-    assert d.needed and d.inline and d.reason == "history_over_window"
+    """Token-driven: the backlog's size decides, never a message count or the provider's usage
+    (recall and the tail always fill the window); after a cut the newest ``retain`` tokens stay."""
+    th = sm.Thresholds(keep_rounds=2, trigger_tokens=1000, limit=2000, retain_tokens=60)
+    assert not sm.decide(tail("ua" * 40), th, estimated_tokens=999).needed  # 80 messages, fine
+    d = sm.decide(tail("ua" * 40), th, estimated_tokens=1000)
+    assert d.needed and not d.inline and d.reason == "tokens"
+    assert d.cut == 80 - 6  # as many rounds as fit 60 tokens (10 per message): three
+    roomy = sm.Thresholds(keep_rounds=2, trigger_tokens=1000, limit=2000, retain_tokens=500)
+    assert sm.decide(tail("ua" * 40), roomy, estimated_tokens=1200).cut == 80 - 50
+    tiny = sm.Thresholds(keep_rounds=2, trigger_tokens=1000, limit=2000, retain_tokens=5)
+    assert sm.decide(tail("ua" * 40), tiny, estimated_tokens=1200).cut == 80 - 2  # ≥ one round
+    assert sm.Thresholds(2, 1000, 2000).retain == 1000  # default: half the limit
+    d = sm.decide(tail("ua" * 10), th, estimated_tokens=100, overflow=True)
+    assert d.needed and d.inline and d.reason == "tail_exceeds_window" and d.cut == 14
+    assert not sm.decide(tail("ua"), th, estimated_tokens=5000).needed  # nothing before it
     assert sm.decide(tail("ua" * 3), th, estimated_tokens=0, manual=True).cut == 4
 
 
@@ -116,7 +119,10 @@ def test_merge_plan_and_prune_keep_blocks_other_branches_need():
 
 @pytest.fixture
 async def rt(db_url):
-    runtime = create_runtime(make_settings(db_url), db=Database(db_url))
+    # a 1,000-token trigger: these tests are about what compaction does, with small conversations
+    runtime = create_runtime(
+        make_settings(db_url, compaction_trigger_tokens=1000), db=Database(db_url)
+    )
     yield runtime
     await runtime.db.dispose()
 
@@ -141,6 +147,8 @@ async def context_for(rt, user, cid, leaf=None, model=None, *, inline=True):
 
 
 async def test_compaction_job_triggers_on_long_tail_only(rt):
+    """A 15-round tail (~1,300 tokens) is over the 1,000-token trigger, a 5-round one is not; the
+    cut keeps the newest rounds that fit 55% of the trigger (six here)."""
     u = await make_user(rt.db, "jobs@example.com")
     short = await make_conv(rt.db, u.id)
     await append_chain(rt.db, u.id, short, rounds(5))

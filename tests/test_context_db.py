@@ -221,7 +221,7 @@ async def test_project_instructions_and_system_prompt(db_url):
         assert tc.report["compaction"] == {
             "needed": False,
             "inline": False,
-            "reason": "nothing_to_summarise",
+            "reason": "below_trigger",
             "ran": False,
         }
     finally:

@@ -14,7 +14,11 @@ from chatmem.db import schema
 from chatmem.db.engine import normalize_url
 from chatmem.db.migrate import downgrade, upgrade
 
-FTS_NAMES = ("memories_fts",)
+#: The full-text machinery of migrations 0002/0008 (FTS5 tables and their shadow tables, the
+#: PostgreSQL tsvector column and GIN indexes) is dialect-specific and lives in the migrations only.
+FTS_NAMES = ("memories_fts", "messages_fts")
+FTS_COLUMNS = ("search_tsv",)
+FTS_INDEXES = ("idx_memories_fts", "idx_messages_fts")
 
 #: Indexes over expressions (lower(trim(name)), DESC keys): Alembic cannot compare them reliably
 #: on either dialect, so they are checked by name and uniqueness in test_every_index_exists.
@@ -29,7 +33,11 @@ EXPRESSION_INDEXES = {
 def _include(obj, name, type_, reflected, compare_to):
     if type_ == "table" and name and name.startswith(FTS_NAMES):
         return False
-    return not (type_ == "index" and (name == "idx_memories_fts" or name in EXPRESSION_INDEXES))
+    if type_ == "index" and (name in FTS_INDEXES or name in EXPRESSION_INDEXES):
+        return False
+    if type_ == "column" and name in FTS_COLUMNS:
+        return False
+    return True
 
 
 async def _index_names(url: str) -> dict[str, bool]:

@@ -46,15 +46,17 @@ async def test_titles_and_messages_with_snippets(app, new_user):
     assert [c["id"] for c in body["conversations"]] == [cid]
     assert body["conversations"][0]["title"] == "Lisbon TRIP ideas"
     hits = body["messages"]
-    assert [h["id"] for h in hits] == [a, q]  # newest first; thinking/tool text is not searched
+    # ranked by BM25 (the short message that is about the trip first); thinking/tool text is not
+    # searched
+    assert [h["id"] for h in hits] == [q, a]
     assert all(
         h["conversation_id"] == cid and h["conversation_title"] == "Lisbon TRIP ideas" for h in hits
     )
-    snip = hits[0]["snippet"]
+    snip = hits[1]["snippet"]
     assert snip["text"].startswith("…") and snip["text"].endswith("…")
     assert snip["text"][snip["match_start"] : snip["match_end"]] == "Trip"
     assert len(snip["text"]) <= 2 * 60 + 4 + 2
-    assert hits[1]["snippet"] == {"text": "plan my trip please", "match_start": 8, "match_end": 12}
+    assert hits[0]["snippet"] == {"text": "plan my trip please", "match_start": 8, "match_end": 12}
     assert (await _search(u, "grocer"))["conversations"][0]["id"] == other
 
 

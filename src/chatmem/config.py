@@ -89,14 +89,27 @@ class Settings(BaseSettings):
 
     # context and compaction
     reserved_output_tokens: int = 1024
-    keep_recent_rounds: int = 6
+    keep_recent_rounds: int = 6  # the fewest latest rounds compaction leaves verbatim
     memory_budget_tokens: int = 800
     system_prompt: str = "You are a helpful assistant."
-    compaction_trigger_tokens: int = 32_000  # capped per model at 75% of (window - reserved)
-    summary_max_tokens: int = 8192  # one block; capped per model at 30% of the budget
-    summary_budget_tokens: int = 8192  # merge budget of a path's blocks; capped at 25%
+    compaction_trigger_tokens: int = 0  # a cap on the request size that triggers compaction
+    # (0 = 90% of the model's window minus reserved output: the window is used, not emptied)
+    compaction_retain_share: float = 0.55  # of the trigger: the verbatim tail kept after a cut
+    summary_max_tokens: int = 8192  # one block; capped per model at the merge budget
+    summary_budget_tokens: int = 8192  # merge budget of a path's blocks; capped at 20% of limit
     compaction_lease_ttl_s: int = 600
     inline_compaction: bool = True  # compact before the model call when the backlog demands it
+
+    # full-text index and recall
+    search_config: str = "simple"  # PostgreSQL text search configuration (read by migration 0008)
+    recall_enabled: bool = True
+    recall_scope: str = "conversation"  # conversation | memory_scope (the user's other chats too)
+    recall_share: float = 0.6  # the most of the prompt limit recall may take (if its hits need it)
+    recall_max_tokens: int = 32_000
+    recall_item_tokens: int = 400  # one recalled message is cut to this
+    recall_candidates: int = 40  # hit groups offered to the assembler
+    recall_min_ratio: float = 0.1  # full-text hits under this fraction of the best are dropped
+    recall_min_similarity: float = 0.2  # vector hits under this cosine similarity are dropped
 
     # memory
     memory_enabled: bool = True  # the admin-wide switch

@@ -2,24 +2,31 @@
 
 ``assemble()`` takes already-loaded sections — system prompt, agent style lines and persona card,
 project instructions, memory lines, applicable summary blocks, an inline thread's quote and anchor,
-and the active path (oldest first, the newest turn last) — plus the window, budgets and a token
-counter, and returns provider messages and a **context report** (each section's tokens, the
-included message / memory / summary-block ids, ``total_tokens``).
+recall candidates (``recall.Group``, best first) and the active path (oldest first, the newest turn
+last) — plus the window, budgets and a token counter, and returns provider messages and a
+**context report** (each section's tokens, the included message / memory / summary-block /
+recalled ids, ``total_tokens``).
 
 Guarantees, whatever the inputs:
 - the request (every message, its framing overhead and the request priming) never exceeds
   ``window - reserved_output``;
 - the newest turn is always included (truncated only when it alone would not fit);
-- older history is kept as a contiguous tail, newest first, so the model never sees a hole.
+- older history is kept as a contiguous tail, newest first, so the model never sees a hole;
+- a recalled message is never also verbatim in the prompt.
 
-Section priority when space is short: system prompt (≤ 1/4 of the budget), newest turn, inline
-quote and anchor, project instructions, memories, summaries, persona card, then older history.
+Budgets are token-driven: after the fixed sections, recall may take up to ``recall_tokens`` (only
+as much as its relevant hits need) and the verbatim tail takes everything else, so a 128k model
+keeps far more of the conversation verbatim than an 8k one. Section priority when space is short:
+system prompt (≤ 1/4 of the budget), newest turn, inline quote and anchor, project instructions,
+memories, summaries, persona card, recall, then older history.
 
 Layout follows the seeds: in agent conversations (seed 000) one system message holds the default
-prompt, the fixed style lines, memories and the summary, then a user-role persona card, then the
-history; otherwise (seed 001) the system message holds the prompt, project instructions and
-memories, and the summaries are prepended as a ``<conversation-summary>`` list to the first kept
-user message, then the tail verbatim.
+prompt, the fixed style lines, memories, the summary and the recalled messages, then a user-role
+persona card, then the history; otherwise (seed 001) the system message holds the prompt, project
+instructions, memories and recalled messages, the summaries are prepended as a
+``<conversation-summary>`` list to the first kept user message, then the tail verbatim. When the
+prompt shows dates (recalled messages, or a tail spanning several days), the system message says
+today's date and each tail message that starts a new day is prefixed with its date.
 
 No framework, no database: the caller loads rows and passes plain values.
 """
@@ -27,9 +34,10 @@ No framework, no database: the caller loads rows and passes plain values.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..providers.base import ChatMessage
+from . import recall as rc
 from .tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
 
 CountFn = Callable[[str], int]
@@ -37,10 +45,12 @@ TruncateFn = Callable[[str, int], str]
 
 SEP_SLACK = 2  # tokens allowed for each "\n\n" join between parts of one message
 MIN_LIMIT = 32  # below this no useful request can be built
+DAY_MS = 86_400_000
 
 AGENT_SUMMARY_HEADER = "此前对话摘要："
 INLINE_QUOTE_MAX_CHARS = 4000
 INLINE_ANCHOR_MAX_CHARS = 8000
+OPTIONAL = ("persona", "summary", "memories", "project", "inline", "recall")
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,7 @@ class HistoryItem:
     id: str
     role: str  # user | assistant
     text: str
+    created_at: int = 0  # ms; 0 = unknown
 
 
 @dataclass(frozen=True)
@@ -80,6 +91,8 @@ class Budgets:
     summary_tokens: int = 2048
     persona_tokens: int = 1024
     inline_tokens: int = 4096
+    recall_tokens: int = 0  # the most recall may take (0 = off)
+    recall_item_tokens: int = 400  # the most one recalled message may take
     system_share: float = 0.25
     project_share: float = 0.125
 
@@ -99,6 +112,9 @@ class ContextInput:
     persona: str = ""
     agent_mode: bool = False
     inline: InlineQuote | None = None
+    recall: Sequence[rc.Group] = ()  # candidates, best first
+    recall_header: str = rc.HEADER
+    now_ms: int = 0  # today's date is stated when dates are shown (0 = never)
 
 
 @dataclass
@@ -109,14 +125,27 @@ class Assembled:
     truncated: list[str] = field(default_factory=list)
 
 
-class _Pack:
-    """A running token budget."""
+@dataclass
+class _State:
+    """What the section steps build up: texts, ids, per-section reports, the running budget."""
 
-    def __init__(self, total: int) -> None:
-        self.left = total
+    left: int
+    truncated: list[str] = field(default_factory=list)
+    sections: dict[str, dict] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    inline_parts: list[str] = field(default_factory=list)
+    memory_ids: list[str] = field(default_factory=list)
+    block_ids: list[str] = field(default_factory=list)
+    recall: rc.Packed = field(default_factory=rc.Packed)
+    newest: HistoryItem | None = None
+    dates: bool = False  # the prompt shows dates (today's date, day markers)
 
     def take(self, n: int) -> None:
         self.left -= n
+
+    def cut(self, name: str) -> None:
+        if name not in self.truncated:
+            self.truncated.append(name)
 
 
 def _fit_text(text: str, cap: int, count: CountFn, truncate: TruncateFn) -> tuple[str, int, bool]:
@@ -151,6 +180,329 @@ def render_inline(q: InlineQuote) -> tuple[str, str]:
     return head, body
 
 
+# ── the fixed sections, in priority order ───────────────────────────────────────────────────────
+
+
+def _system(s: _State, inp: ContextInput, b: Budgets, count, truncate) -> None:
+    s.take(MESSAGE_OVERHEAD)
+    text = "\n".join([inp.system_prompt, *inp.style_lines]).strip()
+    cap = max(int((b.limit - REQUEST_OVERHEAD) * b.system_share), 1)
+    text, n, cut = _fit_text(text, min(cap, s.left), count, truncate)
+    s.take(n)
+    s.texts["system"] = text
+    s.sections["system"] = {"name": "system", "tokens": n}
+    if cut:
+        s.cut("system")
+
+
+def _newest(s: _State, inp: ContextInput, count, truncate) -> None:
+    if not inp.history:
+        return
+    newest = inp.history[-1]
+    s.take(MESSAGE_OVERHEAD)
+    text, n, cut = _fit_text(newest.text, s.left, count, truncate)
+    if cut:
+        s.cut("newest_turn")
+    s.take(n)
+    s.newest = HistoryItem(newest.id, newest.role, text, newest.created_at)
+
+
+def _inline(s: _State, inp: ContextInput, b: Budgets, count, truncate) -> None:
+    if inp.inline is None:
+        return
+    head, body = render_inline(inp.inline)
+    cap = min(b.inline_tokens, s.left)
+    head, n1, c1 = _fit_text(head, cap - SEP_SLACK, count, truncate)
+    body, n2, c2 = _fit_text(body, cap - SEP_SLACK - n1 - SEP_SLACK, count, truncate)
+    s.inline_parts = [p for p in (head, body) if p]
+    s.take(n1 + n2 + SEP_SLACK * len(s.inline_parts))
+    s.sections["inline"] = {
+        "name": "inline",
+        "tokens": n1 + n2,
+        "message_ids": [inp.inline.anchor_id] if body else [],
+    }
+    if c1 or c2:
+        s.cut("inline")
+
+
+def _project(s: _State, inp: ContextInput, b: Budgets, count, truncate) -> None:
+    if not inp.project_instructions.strip():
+        return
+    text = "Project instructions:\n" + inp.project_instructions.strip()
+    cap = min(int((b.limit - REQUEST_OVERHEAD) * b.project_share), s.left) - SEP_SLACK
+    text, n, cut = _fit_text(text, cap, count, truncate)
+    if text:
+        s.take(n + SEP_SLACK)
+    s.texts["project"] = text
+    s.sections["project"] = {"name": "project", "tokens": n}
+    if cut:
+        s.cut("project")
+
+
+def _memories(s: _State, inp: ContextInput, b: Budgets, count) -> None:
+    """Whole lines, in the given (priority) order, within their budget."""
+    mem = inp.memories
+    if not mem.lines:
+        return
+    cap = min(b.memory_tokens, s.left) - SEP_SLACK
+    used = count(mem.header) + 1 if mem.header else 0
+    lines: list[str] = []
+    for line, mid in zip(mem.lines, mem.ids, strict=False):
+        n = count(line) + 1
+        if used + n <= cap:
+            lines.append(line)
+            s.memory_ids.append(mid)
+            used += n
+    n = 0
+    if lines:
+        s.texts["memories"] = "\n".join(([mem.header] if mem.header else []) + lines)
+        n = count(s.texts["memories"])
+        s.take(n + SEP_SLACK)
+    s.sections["memories"] = {"name": "memories", "tokens": n, "memory_ids": list(s.memory_ids)}
+    if len(lines) < len(mem.lines):
+        s.cut("memories")
+
+
+def _summary(s: _State, inp: ContextInput, b: Budgets, count, truncate) -> None:
+    """The newest blocks that fit (a summary never jumps over a gap it leaves)."""
+    if not inp.summary:
+        return
+    reserve = MESSAGE_OVERHEAD + SEP_SLACK
+    cap = min(b.summary_tokens, s.left - reserve)
+    chosen: list[SummaryPart] = []
+    for part in reversed(inp.summary):
+        if count(render_summary([part, *chosen], inp.agent_mode)) > cap:
+            break
+        chosen.insert(0, part)
+    if not chosen and cap > 16:
+        last = inp.summary[-1]
+        frame = count(render_summary([SummaryPart(last.id, last.level, "")], inp.agent_mode))
+        text = truncate(last.text, cap - frame - 2)
+        if text:
+            chosen = [SummaryPart(last.id, last.level, text)]
+    if len(chosen) < len(inp.summary) or (chosen and chosen[-1].text != inp.summary[-1].text):
+        s.cut("summary")
+    n = 0
+    if chosen:
+        s.texts["summary"] = render_summary(chosen, inp.agent_mode)
+        s.block_ids = [p.id for p in chosen]
+        n = count(s.texts["summary"])
+        s.take(n + reserve)
+    s.sections["summary"] = {"name": "summary", "tokens": n, "block_ids": list(s.block_ids)}
+
+
+def _persona(s: _State, inp: ContextInput, b: Budgets, count, truncate) -> None:
+    """The persona card (agent conversations), a user-role message of its own."""
+    if not inp.persona.strip():
+        return
+    cap = min(b.persona_tokens, s.left) - MESSAGE_OVERHEAD
+    text, n, cut = _fit_text(inp.persona.strip(), cap, count, truncate)
+    if text:
+        s.take(n + MESSAGE_OVERHEAD)
+    s.texts["persona"] = text
+    s.sections["persona"] = {"name": "persona", "tokens": n}
+    if cut:
+        s.cut("persona")
+
+
+# ── dates, history and recall ───────────────────────────────────────────────────────────────────
+
+DATE_RESERVE = 10  # tokens kept for the date prefix of the first message of the tail
+
+
+def _shows_dates(inp: ContextInput) -> bool:
+    times = [h.created_at for h in inp.history if h.created_at > 0]
+    multi_day = bool(times) and rc.day(min(times)) != rc.day(max(times))
+    return inp.now_ms > 0 and (multi_day or bool(inp.recall))
+
+
+def _dated(items: Sequence[HistoryItem], first_too: bool) -> list[HistoryItem]:
+    """Items whose day differs from the one before them (and the first, with ``first_too``) get
+    a ``[YYYY-MM-DD]`` line in front."""
+    out, prev = [], None
+    for i, h in enumerate(items):
+        d = rc.day(h.created_at)
+        if d and (d != prev or (i == 0 and first_too)):
+            out.append(HistoryItem(h.id, h.role, f"[{d}]\n{h.text}", h.created_at))
+        else:
+            out.append(h)
+        prev = d or prev
+    return out
+
+
+def _extend(costs: Sequence[int], start: int, budget: int, used: int = 0) -> tuple[int, int]:
+    """Grow the contiguous tail ``[start:]`` towards older items while it fits ``budget``."""
+    while start > 0 and used + costs[start - 1] <= budget:
+        start -= 1
+        used += costs[start]
+    return start, used
+
+
+def _history_and_recall(
+    s: _State, inp: ContextInput, older: list[HistoryItem], b: Budgets, count, truncate
+) -> list[HistoryItem]:
+    """The verbatim tail and the recall section share what is left: recall gets at most
+    ``recall_tokens`` (only what its hits need), the tail everything else; a message that ends
+    up verbatim is never recalled too. Returns the kept tail (oldest first)."""
+    costs = [count(h.text) + MESSAGE_OVERHEAD for h in older]
+    free = s.left - (DATE_RESERVE if s.dates else 0)
+    cap = min(b.recall_tokens, free) if inp.recall else 0
+    start, used = _extend(costs, len(older), free - cap)
+    pinned = {s.newest.id} if s.newest else set()
+    pinned |= {inp.inline.anchor_id} if inp.inline else set()
+    budget = min(cap, free - used) - SEP_SLACK
+    packed = rc.Packed()
+    for _ in range(4):
+        # pack recall around the current tail, then let the tail take whatever recall left;
+        # a message the tail now shows verbatim leaves recall, which re-packs in no more room
+        packed = rc.pack(
+            inp.recall,
+            budget=budget,
+            exclude=pinned | {h.id for h in older[start:]},
+            header=inp.recall_header,
+            item_tokens=b.recall_item_tokens,
+            count=count,
+            truncate=truncate,
+        )
+        start, used = _extend(costs, start, free - packed.tokens - SEP_SLACK, used)
+        if not set(packed.ids) & {h.id for h in older[start:]}:
+            break
+        budget = packed.tokens
+    else:  # still overlapping after the last extension: drop what the tail already shows
+        packed = rc.pack(
+            inp.recall,
+            budget=packed.tokens,
+            exclude=pinned | {h.id for h in older[start:]},
+            header=inp.recall_header,
+            item_tokens=b.recall_item_tokens,
+            count=count,
+            truncate=truncate,
+        )
+    s.recall = packed
+    s.take(used + (packed.tokens + SEP_SLACK if packed.tokens else 0))
+    if inp.recall:
+        s.sections["recall"] = {
+            "name": "recall",
+            "tokens": packed.tokens,
+            "message_ids": packed.ids,
+            "hits": [
+                {
+                    "id": g.hit_id,
+                    "score": round(g.score, 6),
+                    "conversation_id": g.messages[0].conversation_id,
+                }
+                for g in packed.groups
+            ],
+        }
+    return older[start:]
+
+
+# ── building and checking the request ───────────────────────────────────────────────────────────
+
+
+def _build(s: _State, inp: ContextInput, history: list[HistoryItem]) -> list[ChatMessage]:
+    t = s.texts
+    system_parts = [
+        t.get("system", ""),
+        *s.inline_parts,
+        t.get("project", ""),
+        t.get("memories", ""),
+    ]
+    if inp.agent_mode:
+        system_parts.append(t.get("summary", ""))
+    system_parts.append(s.recall.text)
+    msgs = [ChatMessage("system", "\n\n".join(p for p in system_parts if p))]
+    if t.get("persona"):
+        msgs.append(ChatMessage("user", t["persona"]))
+    if s.dates and history and not history[0].text.startswith("["):
+        first = history[0]  # the tail starts mid-day: say which day
+        history = [*_dated([first], first_too=True), *history[1:]]
+    hist = [
+        ChatMessage(h.role if h.role in ("user", "assistant") else "user", h.text) for h in history
+    ]
+    summary = t.get("summary", "")
+    if summary and not inp.agent_mode:
+        if hist and hist[0].role == "user":
+            hist[0] = ChatMessage("user", summary + "\n\n" + hist[0].content)
+        else:
+            hist.insert(0, ChatMessage("user", summary))
+    return msgs + hist
+
+
+def _total(msgs: list[ChatMessage], count: CountFn) -> int:
+    return REQUEST_OVERHEAD + sum(count(m.content) + MESSAGE_OVERHEAD for m in msgs)
+
+
+def _shave(
+    s: _State, history: list[HistoryItem], excess: int, count, truncate
+) -> list[HistoryItem]:
+    """Only possible with pathological joins: shave the system prompt, then the newest turn, and
+    as a last resort drop every optional section (never reached in practice)."""
+    sys_text = s.texts["system"]
+    new_sys = truncate(sys_text, max(count(sys_text) - excess, 0))
+    if new_sys == sys_text and s.newest is not None:
+        n = s.newest
+        s.newest = HistoryItem(
+            n.id, n.role, truncate(n.text, max(count(n.text) - excess, 0)), n.created_at
+        )
+        history = [s.newest]
+        s.cut("newest_turn")
+    stuck = new_sys == sys_text and (s.newest is None or not s.newest.text)
+    s.texts["system"] = new_sys
+    s.sections["system"]["tokens"] = count(new_sys)
+    s.cut("system")
+    if stuck:
+        for k in OPTIONAL:
+            s.texts.pop(k, None)
+            if k in s.sections:
+                s.sections[k]["tokens"] = 0
+                s.cut(k)
+        s.inline_parts, s.memory_ids, s.block_ids, s.recall = [], [], [], rc.Packed()
+    return history
+
+
+def _fit(s: _State, inp: ContextInput, history: list[HistoryItem], limit: int, count, truncate):
+    """Build the messages and drop the oldest kept history while BPE joins cost more than
+    planned; returns (messages, history, extra drops, total)."""
+    dropped = 0
+    messages = _build(s, inp, history)
+    total = _total(messages, count)
+    while total > limit:
+        if len(history) > 1:
+            history.pop(0)
+            dropped += 1
+        else:
+            history = _shave(s, history, total - limit + SEP_SLACK, count, truncate)
+        messages = _build(s, inp, history)
+        total = _total(messages, count)
+    return messages, history, dropped, total
+
+
+def _report(s: _State, b: Budgets, history, dropped: int, total: int, count) -> dict:
+    s.sections["history"] = {
+        "name": "history",
+        "tokens": sum(count(h.text) + MESSAGE_OVERHEAD for h in history),
+        "message_ids": [h.id for h in history],
+        "dropped": dropped,
+    }
+    order = ["system", "inline", "project", "memories", "summary", "persona", "recall", "history"]
+    out = [s.sections[k] for k in order if k in s.sections]
+    out.append({"name": "overhead", "tokens": total - sum(x["tokens"] for x in out)})
+    return {
+        "window": b.window,
+        "reserved_output_tokens": b.reserved_output,
+        "limit": b.limit,
+        "total_tokens": total,
+        "sections": out,
+        "message_ids": [h.id for h in history],
+        "memory_ids": list(s.memory_ids),
+        "summary_block_ids": list(s.block_ids),
+        "recall_message_ids": s.recall.ids,
+        "dropped_message_count": dropped,
+        "truncated": list(s.truncated),
+    }
+
+
 def assemble(
     inp: ContextInput, budgets: Budgets, count: CountFn, truncate: TruncateFn
 ) -> Assembled:
@@ -158,214 +510,27 @@ def assemble(
     limit = budgets.limit
     if limit < MIN_LIMIT:
         raise ValueError(f"window minus reserved output must be at least {MIN_LIMIT} tokens")
-    pack = _Pack(limit - REQUEST_OVERHEAD)
-    truncated: list[str] = []
-    sections: dict[str, dict] = {}
+    s = _State(left=limit - REQUEST_OVERHEAD, dates=_shows_dates(inp))
+    if s.dates:
+        inp = _with_dates(inp)
+    _system(s, inp, budgets, count, truncate)
+    _newest(s, inp, count, truncate)
+    _inline(s, inp, budgets, count, truncate)
+    _project(s, inp, budgets, count, truncate)
+    _memories(s, inp, budgets, count)
+    _summary(s, inp, budgets, count, truncate)
+    _persona(s, inp, budgets, count, truncate)
+    older = list(inp.history[:-1])
+    tail = _history_and_recall(s, inp, older, budgets, count, truncate)
+    history = tail + ([s.newest] if s.newest is not None else [])
+    dropped = len(older) - len(tail)
+    messages, history, extra, total = _fit(s, inp, history, limit, count, truncate)
+    report = _report(s, budgets, history, dropped + extra, total, count)
+    return Assembled(messages, report, dropped + extra, list(s.truncated))
 
-    # 1. the system prompt (+ fixed style lines), at most a share of the budget
-    pack.take(MESSAGE_OVERHEAD)
-    sys_text = "\n".join([inp.system_prompt, *inp.style_lines]).strip()
-    sys_cap = max(int((limit - REQUEST_OVERHEAD) * budgets.system_share), 1)
-    sys_text, n, cut = _fit_text(sys_text, min(sys_cap, pack.left), count, truncate)
-    pack.take(n)
-    sections["system"] = {"name": "system", "tokens": n}
-    if cut:
-        truncated.append("system")
 
-    # 2. the newest turn, always kept
-    newest: HistoryItem | None = None
-    if inp.history:
-        newest = inp.history[-1]
-        pack.take(MESSAGE_OVERHEAD)
-        newest_text, n, cut = _fit_text(newest.text, pack.left, count, truncate)
-        if cut:
-            truncated.append("newest_turn")
-        pack.take(n)
-        newest = HistoryItem(newest.id, newest.role, newest_text)
-
-    # 3. the inline thread's excerpt and anchor message
-    inline_parts: list[str] = []
-    if inp.inline is not None:
-        head, body = render_inline(inp.inline)
-        cap = min(budgets.inline_tokens, pack.left)
-        head, n1, c1 = _fit_text(head, cap - SEP_SLACK, count, truncate)
-        body, n2, c2 = _fit_text(body, cap - SEP_SLACK - n1 - SEP_SLACK, count, truncate)
-        inline_parts = [p for p in (head, body) if p]
-        used = n1 + n2 + SEP_SLACK * len(inline_parts)
-        pack.take(used)
-        sections["inline"] = {
-            "name": "inline",
-            "tokens": n1 + n2,
-            "message_ids": [inp.inline.anchor_id] if body else [],
-        }
-        if c1 or c2:
-            truncated.append("inline")
-
-    # 4. project instructions
-    project_text = ""
-    if inp.project_instructions.strip():
-        text = "Project instructions:\n" + inp.project_instructions.strip()
-        cap = min(int((limit - REQUEST_OVERHEAD) * budgets.project_share), pack.left) - SEP_SLACK
-        project_text, n, cut = _fit_text(text, cap, count, truncate)
-        if project_text:
-            pack.take(n + SEP_SLACK)
-        sections["project"] = {"name": "project", "tokens": n}
-        if cut:
-            truncated.append("project")
-
-    # 5. memories: whole lines, in the given (priority) order, within their budget
-    memory_text, memory_ids = "", []
-    mem = inp.memories
-    if mem.lines:
-        cap = min(budgets.memory_tokens, pack.left) - SEP_SLACK
-        header_n = count(mem.header) + 1 if mem.header else 0
-        lines: list[str] = []
-        used = header_n
-        for line, mid in zip(mem.lines, mem.ids, strict=False):
-            n = count(line) + 1
-            if used + n <= cap:
-                lines.append(line)
-                memory_ids.append(mid)
-                used += n
-        if lines:
-            memory_text = "\n".join(([mem.header] if mem.header else []) + lines)
-            n = count(memory_text)
-            pack.take(n + SEP_SLACK)
-            sections["memories"] = {"name": "memories", "tokens": n, "memory_ids": memory_ids}
-        else:
-            sections["memories"] = {"name": "memories", "tokens": 0, "memory_ids": []}
-        if len(lines) < len(mem.lines):
-            truncated.append("memories")
-
-    # 6. summaries: the newest blocks that fit (a summary never jumps over a gap it leaves)
-    summary_text, block_ids = "", []
-    if inp.summary:
-        reserve = MESSAGE_OVERHEAD + SEP_SLACK
-        cap = min(budgets.summary_tokens, pack.left - reserve)
-        chosen: list[SummaryPart] = []
-        for part in reversed(inp.summary):
-            trial = render_summary([part, *chosen], inp.agent_mode)
-            if count(trial) <= cap:
-                chosen.insert(0, part)
-            else:
-                break
-        if not chosen and cap > 16:
-            last = inp.summary[-1]
-            frame = count(render_summary([SummaryPart(last.id, last.level, "")], inp.agent_mode))
-            text = truncate(last.text, cap - frame - 2)
-            if text:
-                chosen = [SummaryPart(last.id, last.level, text)]
-        if len(chosen) < len(inp.summary) or (chosen and chosen[-1].text != inp.summary[-1].text):
-            truncated.append("summary")
-        if chosen:
-            summary_text = render_summary(chosen, inp.agent_mode)
-            block_ids = [p.id for p in chosen]
-            n = count(summary_text)
-            pack.take(n + reserve)
-            sections["summary"] = {"name": "summary", "tokens": n, "block_ids": block_ids}
-        else:
-            sections["summary"] = {"name": "summary", "tokens": 0, "block_ids": []}
-
-    # 7. the persona card (agent conversations), a user-role message of its own
-    persona_text = ""
-    if inp.persona.strip():
-        cap = min(budgets.persona_tokens, pack.left) - MESSAGE_OVERHEAD
-        persona_text, n, cut = _fit_text(inp.persona.strip(), cap, count, truncate)
-        if persona_text:
-            pack.take(n + MESSAGE_OVERHEAD)
-        sections["persona"] = {"name": "persona", "tokens": n}
-        if cut:
-            truncated.append("persona")
-
-    # 8. older history, newest first, as long as it fits (contiguous)
-    kept: list[HistoryItem] = []
-    for item in reversed(inp.history[:-1]):
-        n = count(item.text) + MESSAGE_OVERHEAD
-        if n > pack.left:
-            break
-        kept.append(item)
-        pack.take(n)
-    kept.reverse()
-    dropped = max(len(inp.history) - 1 - len(kept), 0)
-
-    # Build the messages, then verify the exact total and trim if BPE joins cost more than planned.
-    def build(history: list[HistoryItem], sys_body: str) -> list[ChatMessage]:
-        system_parts = [p for p in (sys_body, *inline_parts, project_text, memory_text) if p]
-        if inp.agent_mode and summary_text:
-            system_parts.append(summary_text)
-        msgs = [ChatMessage("system", "\n\n".join(system_parts))]
-        if persona_text:
-            msgs.append(ChatMessage("user", persona_text))
-        hist = [
-            ChatMessage("assistant" if h.role == "assistant" else "user", h.text) for h in history
-        ]
-        if summary_text and not inp.agent_mode:
-            if hist and hist[0].role == "user":
-                hist[0] = ChatMessage("user", summary_text + "\n\n" + hist[0].content)
-            else:
-                hist.insert(0, ChatMessage("user", summary_text))
-        return msgs + hist
-
-    def total_of(msgs: list[ChatMessage]) -> int:
-        return REQUEST_OVERHEAD + sum(count(m.content) + MESSAGE_OVERHEAD for m in msgs)
-
-    history = kept + ([newest] if newest is not None else [])
-    messages = build(history, sys_text)
-    total = total_of(messages)
-    while total > limit:
-        if len(history) > 1:
-            history.pop(0)
-            dropped += 1
-        else:  # only possible with pathological joins: shave the system prompt
-            excess = total - limit + SEP_SLACK
-            new_sys = truncate(sys_text, max(count(sys_text) - excess, 0))
-            if new_sys == sys_text and newest is not None:
-                newest = HistoryItem(
-                    newest.id,
-                    newest.role,
-                    truncate(newest.text, max(count(newest.text) - excess, 0)),
-                )
-                history = [newest]
-                if "newest_turn" not in truncated:
-                    truncated.append("newest_turn")
-            stuck = new_sys == sys_text and (newest is None or not newest.text)
-            sys_text = new_sys
-            sections["system"]["tokens"] = count(sys_text)
-            if "system" not in truncated:
-                truncated.append("system")
-            if stuck:  # last resort: drop the optional sections (never reached in practice)
-                persona_text = summary_text = memory_text = project_text = ""
-                inline_parts = []
-                for k in ("persona", "summary", "memories", "project", "inline"):
-                    if k in sections:
-                        sections[k]["tokens"] = 0
-                        truncated.append(k)
-                memory_ids, block_ids = [], []
-        messages = build(history, sys_text)
-        total = total_of(messages)
-
-    included = [h.id for h in history]
-    history_tokens = sum(count(h.text) + MESSAGE_OVERHEAD for h in history)
-    sections["history"] = {
-        "name": "history",
-        "tokens": history_tokens,
-        "message_ids": included,
-        "dropped": dropped,
-    }
-    order = ["system", "inline", "project", "memories", "summary", "persona", "history"]
-    out_sections = [sections[k] for k in order if k in sections]
-    overhead = total - sum(s["tokens"] for s in out_sections)
-    out_sections.append({"name": "overhead", "tokens": overhead})
-    report = {
-        "window": budgets.window,
-        "reserved_output_tokens": budgets.reserved_output,
-        "limit": limit,
-        "total_tokens": total,
-        "sections": out_sections,
-        "message_ids": included,
-        "memory_ids": memory_ids,
-        "summary_block_ids": block_ids,
-        "dropped_message_count": dropped,
-        "truncated": truncated,
-    }
-    return Assembled(messages, report, dropped, truncated)
+def _with_dates(inp: ContextInput) -> ContextInput:
+    """The input with today's date in the system prompt and day markers on the history."""
+    history = _dated(inp.history, first_too=False)
+    system = f"{inp.system_prompt}\nCurrent date: {rc.day(inp.now_ms)}.".strip()
+    return replace(inp, history=history, system_prompt=system)

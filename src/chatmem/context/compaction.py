@@ -32,6 +32,8 @@ from .tokens import MESSAGE_OVERHEAD, TokenCounter, counter_for
 log = logging.getLogger(__name__)
 C = t.conversations.c
 MERGE_PASSES = 3
+TRIGGER_SHARE = 0.9  # of the limit: the request size at which compaction runs
+SUMMARY_SHARE = 0.2  # of the limit: the most a path's summaries may take
 
 
 # ── policy: the numbers, derived from settings and the model's window ─────────────────────────────
@@ -42,7 +44,8 @@ class Policy:
     window: int
     reserved_output: int
     keep_rounds: int
-    trigger_tokens: int
+    trigger_tokens: int  # request size that triggers compaction
+    retain_tokens: int  # verbatim tail kept when it does
     summary_max_tokens: int  # largest single block
     merge_budget: int  # the applicable chain's total; over it the oldest blocks fold
     chunk_tokens: int  # most transcript tokens sent to one summariser call
@@ -53,7 +56,9 @@ class Policy:
         return self.window - self.reserved_output
 
     def thresholds(self, keep_rounds: int | None = None) -> sm.Thresholds:
-        return sm.Thresholds(keep_rounds or self.keep_rounds, self.trigger_tokens, self.limit)
+        return sm.Thresholds(
+            keep_rounds or self.keep_rounds, self.trigger_tokens, self.limit, self.retain_tokens
+        )
 
 
 def policy_for(settings, model: ModelInfo) -> Policy:
@@ -63,13 +68,21 @@ def policy_for(settings, model: ModelInfo) -> Policy:
         1, min(max(int(settings.reserved_output_tokens), int(model.max_output or 0)), window // 2)
     )
     limit = window - reserved
+    # Token-driven: compact when the request nears the limit (or a deployment's own cap), keep
+    # about half of that verbatim; summaries take at most a fifth of the limit.
+    trigger = int(limit * TRIGGER_SHARE)
+    if int(settings.compaction_trigger_tokens) > 0:
+        trigger = min(trigger, int(settings.compaction_trigger_tokens))
+    trigger = max(16, trigger)
+    merge_budget = max(64, min(int(settings.summary_budget_tokens), int(limit * SUMMARY_SHARE)))
     return Policy(
         window=window,
         reserved_output=reserved,
         keep_rounds=max(1, int(settings.keep_recent_rounds)),
-        trigger_tokens=max(16, min(int(settings.compaction_trigger_tokens), int(limit * 0.75))),
-        summary_max_tokens=max(32, min(int(settings.summary_max_tokens), int(limit * 0.3))),
-        merge_budget=max(64, min(int(settings.summary_budget_tokens), int(limit * 0.25))),
+        trigger_tokens=trigger,
+        retain_tokens=max(16, int(trigger * float(settings.compaction_retain_share))),
+        summary_max_tokens=max(32, min(int(settings.summary_max_tokens), merge_budget)),
+        merge_budget=merge_budget,
         chunk_tokens=max(64, int(limit * 0.6)),
         lease_ttl_ms=int(settings.compaction_lease_ttl_s * 1000),
     )
@@ -81,7 +94,9 @@ def policy_for(settings, model: ModelInfo) -> Policy:
 class Summarizer(Protocol):
     name: str
 
-    async def summarize(self, items: Sequence[tuple[str, str]], max_tokens: int) -> str: ...
+    async def summarize(self, items: Sequence[tuple[str, str, int]], max_tokens: int) -> str:
+        """Summarise ``(role, text, created_at ms)`` messages in at most ``max_tokens``."""
+        ...
 
     async def merge(self, texts: Sequence[str], max_tokens: int) -> str: ...
 
@@ -103,14 +118,17 @@ class ExtractiveSummarizer:
 
 SUMMARY_PROMPT = (
     "You compress chat transcripts so a later model call can continue the conversation. Write a "
-    "faithful, dense summary of the transcript the user sends: who said what, facts about the user "
-    "(names, preferences, constraints, plans), decisions, answers given, open questions. No "
-    "preamble, no invented content, same language as the transcript, at most {n} tokens."
+    "faithful, dense summary of the transcript the user sends, covering BOTH speakers: who said "
+    "what, facts about each of them (names, places, preferences, constraints, plans, changes of "
+    "plan), decisions, answers given, open questions. Keep the dates given in brackets next to "
+    "the events they belong to. No preamble, no invented content, same language as the "
+    "transcript, at most {n} tokens."
 )
 MERGE_PROMPT = (
     "Merge the consecutive conversation summaries the user sends into one shorter summary that "
-    "keeps every durable fact, decision and open question, in chronological order. No preamble, "
-    "same language as the summaries, at most {n} tokens."
+    "keeps every durable fact (with its date and who said it), decision and open question, in "
+    "chronological order; drop small talk first. No preamble, same language as the summaries, "
+    "at most {n} tokens."
 )
 
 
@@ -130,7 +148,15 @@ class ModelSummarizer:
 
     async def summarize(self, items, max_tokens):
         speakers = extractive.SPEAKERS
-        body = "\n\n".join(f"{speakers.get(r, r)}: {txt}" for r, txt in items if txt.strip())
+        lines, day = [], ""
+        for role, txt, *when in items:
+            if not txt.strip():
+                continue
+            d = extractive.day_of(when[0]) if when else ""
+            prefix = f"[{d}] " if d and d != day else ""
+            day = d or day
+            lines.append(f"{prefix}{speakers.get(role, role)}: {txt}")
+        body = "\n\n".join(lines)
         return await self._ask(SUMMARY_PROMPT.format(n=max_tokens), body, max_tokens)
 
     async def merge(self, texts, max_tokens):
@@ -252,15 +278,11 @@ async def compact(
         ]
         chain_tokens = sum(int(b.get("tokens", 0)) for b in tail.chain)
         estimated = fixed_tokens + chain_tokens + sum(m.tokens for m in msgs)
-        reported = next(
-            (r.input_tokens for r in reversed(rows) if r.role == "assistant" and r.input_tokens), 0
-        )
         d = sm.decide(
             msgs,
             pol.thresholds(),
             estimated_tokens=estimated,
-            reported_tokens=reported,
-            history_dropped=estimated > pol.limit,
+            overflow=estimated > pol.limit,
             manual=manual,
         )
         if not d.needed and not (force and d.cut > 0):
@@ -269,7 +291,9 @@ async def compact(
         new_blocks: list[dict] = []
         for a, b in sm.chunk_ranges([m.tokens for m in msgs[: d.cut]], pol.chunk_tokens):
             part = rng[a:b]
-            items = [(r.role, counter.truncate(r.text, pol.chunk_tokens)) for r in part]
+            items = [
+                (r.role, counter.truncate(r.text, pol.chunk_tokens), r.created_at) for r in part
+            ]
             target = max(
                 32, min(pol.summary_max_tokens, int(sum(m.tokens for m in msgs[a:b]) * 0.3))
             )

@@ -33,7 +33,7 @@ _PAGE_SQL = text(
         WHERE path.n < :lim
     )
     SELECT m.id, m.parent_id, m.role, m.status, m.blocks, m.depth, m.input_tokens,
-           m.context_tokens
+           m.context_tokens, m.created_at
     FROM path JOIN messages m ON m.id = path.id
     ORDER BY path.n
     """
@@ -63,6 +63,7 @@ class PathRow:
     depth: int
     input_tokens: int
     context_tokens: int
+    created_at: int = 0
 
 
 @dataclass
@@ -85,6 +86,7 @@ async def path_page(c: AsyncConnection, conv_id: str, start: str, limit: int) ->
             r.depth,
             r.input_tokens or 0,
             r.context_tokens or 0,
+            int(r.created_at or 0),
         )
         for r in rows
     ]

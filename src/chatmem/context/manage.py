@@ -17,7 +17,7 @@ from ..conversations import store
 from ..db import schema as t
 from ..errors import NotFound
 from . import compaction as cp
-from .service import build_turn_context, resolve_model, resolve_summarizer
+from .service import build_turn_context, resolve_model, resolve_summarizer, warm_query
 
 C = t.conversations.c
 
@@ -38,6 +38,9 @@ def blocks_out(blocks: list[dict]) -> list[dict]:
 
 
 async def preview(rt, p: Principal, cid: str, *, include_messages: bool = False) -> dict:
+    async with rt.db.read() as c:
+        leaf = (await store.get_conversation(c, p.id, cid)).active_leaf_id
+    await warm_query(rt, user_id=p.id, conversation_id=cid, message_id=leaf)
     async with rt.db.read() as c:
         conv = await store.get_conversation(c, p.id, cid)
         model = resolve_model(rt, conv.model_id)

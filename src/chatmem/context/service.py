@@ -30,12 +30,17 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from ..agents import store as agents_store
 from ..conversations import blocks as blk
 from ..conversations import store
+from ..db.clock import now_ms
+from ..embeddings import cached_query, embed_query, vector_search
+from ..embeddings import service as embeddings_service
 from ..jobs.queue import enqueue
 from ..projects import store as projects_store
 from ..providers.base import ChatMessage, ModelInfo
 from . import assemble as asm
 from . import compaction as cp
 from . import gather
+from . import recall as rc
+from . import recall_source as rs
 from . import summary as sm
 from .tokens import MESSAGE_OVERHEAD, counter_for
 
@@ -67,6 +72,8 @@ def budgets_for(settings, model: ModelInfo) -> tuple[cp.Policy, asm.Budgets]:
         memory_tokens=int(settings.memory_budget_tokens),
         # the chain's text is kept within merge_budget; leave room for its <summary> framing
         summary_tokens=int(pol.merge_budget * 1.25) + 32,
+        recall_tokens=min(int(pol.limit * settings.recall_share), int(settings.recall_max_tokens)),
+        recall_item_tokens=int(settings.recall_item_tokens),
     )
 
 
@@ -138,10 +145,71 @@ async def _memories(c, rt, principal, conv, query: str, budget: int, count, agen
     return asm.MemorySection(header, lines, ids[: len(lines)]), None
 
 
+async def _recall(c, rt, settings, conv, parent_id, history, tail, budgets, count) -> rs.Found:
+    """Recall candidates, unless recall is off or the whole path surely fits verbatim."""
+    if rt is None or not settings.recall_enabled or not parent_id or budgets.recall_tokens <= 0:
+        return rs.Found([], {})
+    reached_root = bool(tail.rows) and tail.rows[0].parent_id is None and not tail.chain
+    if reached_root and sum(count(h.text) for h in history) <= budgets.limit // 2:
+        return rs.Found([], {"skipped": "whole_path_fits"})
+    opts = rs.Options(
+        scope=settings.recall_scope,
+        candidates=settings.recall_candidates,
+        min_ratio=settings.recall_min_ratio,
+        config=settings.search_config,
+    )
+    try:
+        return await rs.find(
+            c,
+            conv=conv,
+            leaf_id=parent_id,
+            history=history,
+            paths=rt.path_cache,
+            opts=opts,
+            vectors=_vectors(rt, conv, history, settings),
+        )
+    except Exception as e:  # recall must never break a turn
+        log.exception("recall failed")
+        return rs.Found([], {"error": type(e).__name__})
+
+
+def _vectors(rt, conv, history, settings) -> rs.VectorSearch | None:
+    """Vector ranking for recall when the latest user message was embedded (``warm_query``)."""
+    latest = next((h.text for h in reversed(history) if h.role == "user"), "")
+    qv = cached_query(rt, latest)
+    if qv is None:
+        return None
+
+    async def search(c, conversation_ids, limit: int) -> list[tuple[str, float]]:
+        found = await vector_search(
+            c,
+            user_id=conv.user_id,
+            query_vector=qv,
+            conversation_ids=conversation_ids,
+            limit=limit,
+        )
+        return [(mid, s) for mid, s in found if s >= settings.recall_min_similarity]
+
+    return search
+
+
+async def warm_query(rt, *, user_id: str, conversation_id: str, message_id: str | None) -> None:
+    """Embed a turn's query (the user message it answers) before any connection is held, so
+    recall and memory retrieval find its vector in the cache. Free when embeddings are off."""
+    if not message_id or embeddings_service.get(rt) is None:
+        return
+    async with rt.db.read() as c:
+        row = await store.get_message(c, conversation_id, message_id)
+        if row.user_id != user_id:
+            return
+        text = blk.visible_text(row.blocks)
+    await embed_query(rt, text)
+
+
 def _history(rows: list[gather.PathRow]) -> list[asm.HistoryItem]:
     """Rows a model may see: finished or failed messages with visible text (never the placeholder)."""
     return [
-        asm.HistoryItem(r.id, r.role, r.text)
+        asm.HistoryItem(r.id, r.role, r.text, r.created_at)
         for r in rows
         if r.status != "streaming" and r.text.strip() and r.role in ("user", "assistant")
     ]
@@ -159,6 +227,7 @@ async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, block
     mem, mem_error = await _memories(
         c, rt, principal, conv, query, budgets.memory_tokens, counter.count, static["agent_mode"]
     )
+    found = await _recall(c, rt, settings, conv, parent_id, history, tail, budgets, counter.count)
     inp = asm.ContextInput(
         system_prompt=static["system"],
         history=history,
@@ -173,8 +242,13 @@ async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, block
         persona=static["persona"],
         agent_mode=static["agent_mode"],
         inline=static["inline"],
+        recall=found.groups,
+        recall_header=rc.AGENT_HEADER if static["agent_mode"] else found.header,
+        now_ms=now_ms(),
     )
     out = asm.assemble(inp, budgets, counter.count, counter.truncate)
+    if found.info:
+        out.report["recall"] = found.info
     out.report.update(
         model=model.id,
         encoding=counter.name,
@@ -188,6 +262,10 @@ async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, block
 
 
 def _decide(pol, counter, tail, out) -> sm.Decision:
+    """Compaction is judged on what is *not* yet summarised: the fixed sections plus the whole
+    unsummarised tail, as if it were all verbatim. Recall and the tail always fill the window,
+    so the actual request size (or the provider's reported usage) says nothing about the backlog;
+    reacting to it would compact a sliver every turn."""
     if not tail.complete:
         # The unsummarised tail is longer than the whole window (the read stopped early): the
         # oldest of it would be silently dropped, so compaction must run before the call.
@@ -197,20 +275,11 @@ def _decide(pol, counter, tail, out) -> sm.Decision:
         sm.TailMsg(r.id, r.role, r.status, counter.count(r.text) + MESSAGE_OVERHEAD)
         for r in tail.rows
     ]
-    history_ids = set(out.report["message_ids"])
-    fixed = out.report["total_tokens"] - sum(m.tokens for m in msgs if m.id in history_ids)
-    estimated = fixed + sum(m.tokens for m in msgs)
-    reported = next(
-        (r.input_tokens for r in reversed(tail.rows) if r.role == "assistant" and r.input_tokens), 0
-    )
-    dropped = out.dropped > 0 or not tail.complete
-    return sm.decide(
-        msgs,
-        pol.thresholds(),
-        estimated_tokens=estimated,
-        reported_tokens=reported,
-        history_dropped=dropped,
-    )
+    rep = out.report
+    recalled = next((x["tokens"] for x in rep["sections"] if x["name"] == "recall"), 0)
+    history = next((x["tokens"] for x in rep["sections"] if x["name"] == "history"), 0)
+    fixed = rep["total_tokens"] - history - recalled
+    return sm.decide(msgs, pol.thresholds(), estimated_tokens=fixed + sum(m.tokens for m in msgs))
 
 
 def resolve_summarizer(rt, model: ModelInfo) -> cp.Summarizer:

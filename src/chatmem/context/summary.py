@@ -11,9 +11,10 @@ is intact, so a branch made before a summarised range never sees that summary, a
 or re-parented endpoint) hides every block after it. Blocks of different branches coexist in the
 list; each path picks its own chain.
 
-Compaction keeps the last N rounds verbatim, cuts only right before a user message, never at or
-past a ``streaming`` row, and folds the oldest blocks into a coarser one when the chain's summaries
-outgrow their budget. No framework, no database.
+Compaction is token-driven: it keeps the newest part of the path verbatim (as many rounds as fit
+half the window, never fewer than the last N rounds), cuts only right before a user message, never
+at or past a ``streaming`` row, and folds the oldest blocks into a coarser one when the chain's
+summaries outgrow their budget. No framework, no database.
 """
 
 from __future__ import annotations
@@ -83,19 +84,16 @@ def render_summary_text(chain: Sequence[dict]) -> str:
 
 @dataclass(frozen=True)
 class Thresholds:
-    keep_rounds: int  # rounds kept verbatim
-    trigger_tokens: int  # estimated request size that triggers compaction
+    """Token-driven compaction (the numbers come from the model's window, see ``Policy``)."""
+
+    keep_rounds: int  # rounds never summarised (the latest ones)
+    trigger_tokens: int  # request size that triggers compaction
     limit: int  # window minus reserved output
+    retain_tokens: int = 0  # verbatim tail kept after a cut (0 = half the limit)
 
     @property
-    def tail_trigger(self) -> int:
-        """Unsummarised messages that trigger a compaction job (twice the verbatim window)."""
-        return 2 * (2 * self.keep_rounds)
-
-    @property
-    def inline_backlog(self) -> int:
-        """Summarisable messages beyond which compaction runs before the model call."""
-        return 3 * (2 * self.keep_rounds)
+    def retain(self) -> int:
+        return self.retain_tokens or self.limit // 2
 
 
 def cut_index(
@@ -103,27 +101,30 @@ def cut_index(
 ) -> int:
     """How many tail messages (from the oldest) may be summarised now.
 
-    The cut lands right before a user message that starts one of the last ``keep_rounds`` rounds
-    (fewer rounds when ``retain_tokens`` is given and the kept tail would exceed it; never fewer
-    than one), and never at or after a streaming row. 0 = nothing to summarise.
+    The cut lands right before a user message and never at or after a streaming row. Without
+    ``retain_tokens`` it keeps exactly the last ``keep_rounds`` rounds (nothing to cut when there
+    are fewer). With it, it keeps as many of the newest rounds as fit in ``retain_tokens``, but at
+    least ``keep_rounds`` — fewer (never fewer than one) only when those alone are over the
+    budget. 0 = nothing to summarise.
     """
     users = [i for i, m in enumerate(tail) if m.role == "user"]
     if not users:
         return 0
     rounds = max(1, keep_rounds)
-    if len(users) < rounds:
-        if retain_tokens is None:
+    if retain_tokens is None:
+        if len(users) < rounds:
             return 0
-        rounds = len(users)  # over budget: fewer verbatim rounds rather than dropping history
-    cut = users[-rounds]
-    if retain_tokens is not None:
+        cut = users[-rounds]
+    else:
         suffix = [0] * (len(tail) + 1)
         for i in range(len(tail) - 1, -1, -1):
             suffix[i] = suffix[i + 1] + tail[i].tokens
-        k = rounds
-        while k > 1 and suffix[cut] > retain_tokens:
+        k = min(rounds, len(users))
+        while k > 1 and suffix[users[-k]] > retain_tokens:  # the minimum is over budget
             k -= 1
-            cut = users[-k]
+        while k < len(users) and suffix[users[-(k + 1)]] <= retain_tokens:  # room for more
+            k += 1
+        cut = users[-k]
     streaming = next((i for i, m in enumerate(tail) if m.status == "streaming"), None)
     if streaming is not None and cut > streaming:
         before = [i for i in users if i <= streaming]
@@ -145,36 +146,31 @@ def decide(
     *,
     estimated_tokens: int,
     reported_tokens: int = 0,
-    history_dropped: bool = False,
+    overflow: bool = False,
     manual: bool = False,
 ) -> Decision:
     """Whether to compact now, and whether it must happen before the model call (inline).
 
-    Triggers (seed 001): the unsummarised tail is longer than ``tail_trigger`` messages, or the
-    request is over ``trigger_tokens`` (provider-reported usage wins when it is larger). Inline when
-    the backlog exceeds ``inline_backlog`` messages, real usage exceeds 1.25 × the trigger, or the
-    history no longer fits the window (assembly had to drop messages). Manual compaction keeps only
-    the latest round.
+    Token-driven: compaction is needed once the request (provider-reported usage wins when it is
+    larger) reaches ``trigger_tokens``; it then summarises the oldest unsummarised messages so
+    the newest ``retain`` tokens stay verbatim — a 128k model keeps far more than an 8k one, and
+    the window is used instead of being emptied to a few rounds. It runs after the turn, except
+    when the unsummarised tail is larger than the whole window (``overflow``: the read had to
+    stop), where it runs inline. Messages that are neither verbatim nor summarised yet are still
+    reachable through recall. Manual compaction keeps only the latest round.
     """
     if manual:
         cut = cut_index(tail, 1)
         return Decision(cut > 0, False, "manual", cut)
     size = max(estimated_tokens, reported_tokens)
-    token_trigger = size >= th.trigger_tokens
-    retain = th.limit // 2 if (token_trigger or history_dropped) else None
-    cut = cut_index(tail, th.keep_rounds, retain_tokens=retain)
+    if size < th.trigger_tokens and not overflow:
+        return Decision(False, False, "below_trigger", 0)
+    cut = cut_index(tail, th.keep_rounds, retain_tokens=th.retain)
     if cut <= 0:
         return Decision(False, False, "nothing_to_summarise", 0)
-    inline = (
-        cut > th.inline_backlog or history_dropped or reported_tokens > 1.25 * th.trigger_tokens
-    )
-    if history_dropped:
-        return Decision(True, True, "history_over_window", cut)
-    if len(tail) > th.tail_trigger:
-        return Decision(True, inline, "tail_messages", cut)
-    if token_trigger:
-        return Decision(True, inline, "tokens", cut)
-    return Decision(False, False, "below_trigger", cut)
+    if overflow:
+        return Decision(True, True, "tail_exceeds_window", cut)
+    return Decision(True, False, "tokens", cut)
 
 
 def chunk_ranges(tokens: Sequence[int], max_tokens: int) -> list[tuple[int, int]]:

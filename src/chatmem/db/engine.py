@@ -21,6 +21,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from . import faults
+from .fulltext import register_sqlite_functions
 
 
 def normalize_url(url: str) -> str:
@@ -103,6 +104,7 @@ class Database:
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA busy_timeout=30000")
             cur.close()
+            register_sqlite_functions(dbapi_conn)
 
         @event.listens_for(sync_engine, "begin")
         def _on_begin(conn):  # pragma: no cover - exercised by every test

@@ -202,6 +202,12 @@ class TurnRunner:
         if rt.before_turn is not None and spec.run_hook:
             await rt.before_turn(rt, spec.principal, spec.conv_id, spec.user_message_id)
         compacted = await self._compact_first()
+        await context_service.warm_query(
+            rt,
+            user_id=spec.principal.id,
+            conversation_id=spec.conv_id,
+            message_id=spec.user_message_id,
+        )
         async with rt.db.read() as c:
             conv = await store.get_conversation(c, spec.principal.id, spec.conv_id)
             ctx = await context_service.build_turn_context(

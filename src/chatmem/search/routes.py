@@ -20,4 +20,4 @@ async def search(
     rt: RuntimeDep,
     q: Annotated[str, Query(max_length=200)] = "",
 ):
-    return await service.search(rt.db, p, q)
+    return await service.search(rt.db, p, q, config=rt.settings.search_config)

@@ -1,77 +1,77 @@
-"""Search use-case: the caller's matching conversation titles (8) and messages (40), newest first.
+"""Search use-case: the caller's matching conversation titles (8) and messages (40), best first.
 
-Matching is ``LOWER(column) LIKE LOWER(pattern)`` on both sides, so the two dialects agree on what
-matches (SQLite's LOWER folds ASCII only; folding the pattern by the same function keeps exact-case
-non-ASCII queries working there).
+Messages come from the full-text index: every word of the query must occur (the last one may be
+the start of a word, so results appear while typing), Chinese and Japanese runs match by character
+bigrams. To keep the cost flat however long the history grows, the index hands over the newest
+``CANDIDATES`` matches, which are ranked by BM25 with the user's own document frequencies; ties go
+to the newer message. Archived conversations, inline threads and workspace rows are left out, as
+in seed 001.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import func, literal, select
-
 from ..auth.models import Principal
-from ..db import schema as t
 from ..db.engine import Database
 from ..errors import BadRequest
+from . import index, rank, store
+from . import terms as tm
 from . import text as st
 
-C = t.conversations.c
-M = t.messages.c
-TITLE_LIMIT = 8
 MESSAGE_LIMIT = 40
+CANDIDATES = 400
 
 
-def _visible(user_id: str):
-    """Conversations search may show: the caller's own, personal, unarchived, not inline threads."""
-    return (C.user_id == user_id, C.workspace_id == "", C.archived == 0, C.inline_source_conv == "")
-
-
-def _matches(col, pattern: str):
-    return func.lower(col).like(func.lower(literal(pattern)), escape=st.ESCAPE)
-
-
-async def search(db: Database, p: Principal, q: str) -> dict:
+async def search(db: Database, p: Principal, q: str, *, config: str = "simple") -> dict:
     query = st.clean_query(q)
     if query is None:
         raise BadRequest(
             f"the query must be at least {st.MIN_QUERY} characters", code="query_too_short"
         )
-    pattern = st.like_pattern(query)
-    titles = (
-        select(C.id, C.title, C.project_id, C.agent_id, C.updated_at)
-        .where(*_visible(p.id), _matches(C.title, pattern))
-        .order_by(C.updated_at.desc(), C.id.desc())
-        .limit(TITLE_LIMIT)
-    )
-    msgs = (
-        select(
-            M.id,
-            M.conversation_id,
-            M.role,
-            M.search_text,
-            M.created_at,
-            C.title.label("conversation_title"),
-        )
-        .select_from(t.messages.join(t.conversations, C.id == M.conversation_id))
-        .where(*_visible(p.id), _matches(M.search_text, pattern))
-        .order_by(M.created_at.desc(), M.id.desc())
-        .limit(MESSAGE_LIMIT)
-    )
+    terms = tm.query_terms(query, keep_stopwords=True)
+    # a query that ends inside a word may be unfinished: its last word also matches as a prefix
+    prefix = bool(terms) and query[-1].isalnum() and query.lower().endswith(terms[-1])
+    scope = [tm.scope_token(p.id)]
     async with db.read() as c:
-        conv_rows = (await c.execute(titles)).all()
-        msg_rows = (await c.execute(msgs)).all()
-    return {
-        "query": query,
-        "conversations": [dict(r._mapping) for r in conv_rows],
-        "messages": [
+        conversations = await store.titles(c, p.id, query)
+        messages: list[dict] = []
+        if terms:
+            ids = await index.match(
+                c,
+                scope,
+                terms,
+                all_terms=True,
+                prefix_last=prefix,
+                newest_first=True,
+                limit=CANDIDATES,
+                config=config,
+            )
+            hits = await index.rows(c, p.id, ids)
+            titles = await store.visible_titles(c, p.id, (h.conversation_id for h in hits))
+            hits = [h for h in hits if h.conversation_id in titles]
+            n_docs, df = (0, {})
+            if hits:
+                n_docs, df = await index.frequencies(
+                    c, scope, terms, prefix_last=prefix, config=config
+                )
+            messages = _ranked(hits, terms, df, n_docs, titles, prefix)
+    return {"query": query, "conversations": conversations, "messages": messages}
+
+
+def _ranked(hits, terms, df, n_docs, titles, prefix: bool) -> list[dict]:
+    by_id = {h.id: h for h in hits}
+    scored = rank.bm25({h.id: h.text for h in hits}, terms, df, n_docs, prefix_last=prefix)
+    order = [s.id for s in scored] + sorted(set(by_id) - {s.id for s in scored}, reverse=True)
+    out = []
+    for mid in order[:MESSAGE_LIMIT]:
+        h = by_id[mid]
+        out.append(
             {
-                "id": r.id,
-                "conversation_id": r.conversation_id,
-                "conversation_title": r.conversation_title,
-                "role": r.role,
-                "created_at": r.created_at,
-                "snippet": st.snippet(r.search_text, query),
+                "id": h.id,
+                "conversation_id": h.conversation_id,
+                "conversation_title": titles[h.conversation_id],
+                "role": h.role,
+                "created_at": h.created_at,
+                "snippet": st.snippet(h.text, terms),
             }
-            for r in msg_rows
-        ],
-    }
+        )
+    return out

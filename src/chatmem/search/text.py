@@ -8,6 +8,9 @@ and reports where the hit sits inside it, so a client can highlight it without r
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from ..db.fulltext import CJK_RUN
 
 MIN_QUERY = 2
 ESCAPE = "\\"
@@ -25,12 +28,26 @@ def like_pattern(q: str) -> str:
     return f"%{escaped}%"
 
 
-def snippet(text: str, q: str, radius: int = 60) -> dict:
+def _pattern(q: str | Sequence[str]) -> re.Pattern:
+    """A phrase (``str``) or any of several index terms, each word starting at a word boundary
+    (CJK terms match anywhere: there are no word boundaries inside a run)."""
+    if isinstance(q, str):
+        return re.compile(re.escape(re.sub(r"\s+", " ", q)), re.IGNORECASE)
+    alts = sorted({t for t in q if t}, key=len, reverse=True)
+    if not alts:
+        return re.compile(r"(?!)")
+    return re.compile(
+        "|".join(("" if CJK_RUN.match(t) else r"(?<![^\W_])") + re.escape(t) for t in alts),
+        re.IGNORECASE,
+    )
+
+
+def snippet(text: str, q: str | Sequence[str], radius: int = 60) -> dict:
     """``{"text", "match_start", "match_end"}``: up to ``radius`` characters either side of the
-    first hit, whitespace runs collapsed, "…" where the text was cut. Without a hit (a case
+    first hit of the phrase ``q`` (or of any of the terms ``q``), whitespace runs collapsed, "…" where the text was cut. Without a hit (a case
     mapping the database and Python disagree on) the head of the text, match offsets -1."""
     flat = re.sub(r"\s+", " ", text).strip()
-    m = re.search(re.escape(re.sub(r"\s+", " ", q)), flat, re.IGNORECASE)
+    m = _pattern(q).search(flat)
     if m is None:
         head = flat[: 2 * radius]
         return {

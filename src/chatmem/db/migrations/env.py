@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 
 from alembic import context
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from chatmem.db.fulltext import register_sqlite_functions
 from chatmem.db.schema import metadata
 
 config = context.config
@@ -27,6 +29,10 @@ async def _main() -> None:
     url = config.get_main_option("sqlalchemy.url")
     assert url, "alembic: sqlalchemy.url is not set"
     engine = create_async_engine(url)
+    if engine.dialect.name == "sqlite":
+        event.listen(
+            engine.sync_engine, "connect", lambda conn, _rec: register_sqlite_functions(conn)
+        )
     try:
         async with engine.connect() as conn:
             if conn.dialect.name == "sqlite":

@@ -1,0 +1,177 @@
+"""Search benchmark: ``GET /api/search`` with 10k vs 1M messages, through a real server.
+
+The corpus is bulk-inserted with SQL (the index triggers index every row, as they would for rows
+written by the API); the queries go through the public API of a live ``chatmem serve``. Two
+shapes, each at 10k and at 1M messages:
+
+- **own** — the searching user wrote every message (the hardest case: one user's history grows);
+- **crowd** — the user has 10k messages, other users the rest (what a shared server looks like).
+
+Queries: a rare word, a common word (in ~20 % of messages), two words, a prefix while typing, and a
+Chinese word. Prints the median latency of each at both sizes and the ratio 1M / 10k (target ≤ 3).
+
+Usage: ``.venv/bin/python bench/search.py [--small 10000] [--large 1000000] [--postgres]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from pgtemp import temp_database  # noqa: E402
+from sqlalchemy import insert, select  # noqa: E402
+from tests.servers import Server, create_user  # noqa: E402
+
+from chatmem.db import schema as t  # noqa: E402
+from chatmem.db.engine import Database  # noqa: E402
+from chatmem.db.ids import new_id  # noqa: E402
+from chatmem.db.migrate import upgrade  # noqa: E402
+
+WORDS = (
+    "the weather was lovely and we walked along the river talking about work family travel "
+    "books music dinner plans weekend garden coffee friends city train holiday"
+).split()
+COMMON = "garden"  # placed in ~20 % of messages
+QUERIES = {
+    "rare": "zanzibar",
+    "common": COMMON,
+    "two words": "garden zanzibar",
+    "prefix": "zanzi",
+    "chinese": "北京",
+}
+
+
+def _text(r: random.Random, i: int) -> str:
+    words = r.choices(WORDS, k=r.randint(8, 30))
+    if i % 5 == 0:
+        words.append(COMMON)
+    if i % 997 == 0:
+        words.append("zanzibar")
+    if i % 1009 == 0:
+        words.append("我住在北京")
+    return " ".join(words)
+
+
+async def build(db_url: str, total: int, own: int) -> str:
+    """Create the searching user (key returned) and bulk-insert ``total`` messages, ``own`` of
+    them in that user's conversations (100 messages each)."""
+    key = create_user(db_url, "searcher@example.com")
+    db = Database(db_url)
+    r = random.Random(7)
+    now = int(time.time() * 1000)
+    try:
+        async with db.write() as c:
+            me = (
+                await c.execute(
+                    select(t.users.c.id).where(t.users.c.email == "searcher@example.com")
+                )
+            ).scalar_one()
+            others = []
+            for k in range(max(1, (total - own) // 10_000)):
+                uid = new_id("u")
+                await c.execute(
+                    insert(t.users).values(id=uid, email=f"o{k}@x.y", created_at=0, updated_at=0)
+                )
+                others.append(uid)
+        made = 0
+        while made < total:
+            convs, msgs = [], []
+            for _ in range(50):  # 50 conversations of 100 messages per transaction
+                if made >= total:
+                    break
+                owner = me if made < own else others[(made - own) // 10_000 % len(others)]
+                conv = new_id("c")
+                convs.append(
+                    dict(id=conv, user_id=owner, title="b", created_at=now, updated_at=now)
+                )
+                for d in range(min(100, total - made)):
+                    text = _text(r, made)
+                    msgs.append(
+                        dict(
+                            id=new_id("msg"),
+                            conversation_id=conv,
+                            role="user",
+                            user_id=owner,
+                            blocks=[{"kind": "text", "text": text}],
+                            search_text=text,
+                            created_at=now - (total - made),
+                            depth=d,
+                        )
+                    )
+                    made += 1
+            async with db.write() as c:
+                await c.execute(insert(t.conversations), convs)
+                await c.execute(insert(t.messages), msgs)
+    finally:
+        await db.dispose()
+    return key
+
+
+def measure(db_url: str, key: str, repeats: int) -> dict[str, float]:
+    server = Server(db_url, args=("--no-worker",)).start()
+    try:
+        h = {"Authorization": f"Bearer {key}"}
+        out = {}
+        with httpx.Client(base_url=server.base, headers=h, timeout=120) as client:
+            for name, q in QUERIES.items():
+                client.get("/api/search", params={"q": q}).raise_for_status()  # warm
+                times = []
+                for _ in range(repeats):
+                    t0 = time.perf_counter()
+                    client.get("/api/search", params={"q": q}).raise_for_status()
+                    times.append((time.perf_counter() - t0) * 1000)
+                out[name] = statistics.median(times)
+        return out
+    finally:
+        server.stop()
+
+
+async def run(args) -> None:
+    for shape in ("own", "crowd"):
+        res = {}
+        for n in (args.small, args.large):
+            async with temp_database("chatmem_search") if args.postgres else _sqlite() as db_url:
+                if db_url is None:
+                    raise SystemExit("--postgres needs CHATMEM_TEST_POSTGRES_URL")
+                t0 = time.perf_counter()
+                key = await build(db_url, n, n if shape == "own" else args.small)
+                print(f"  [{shape}] built {n:,} messages in {time.perf_counter() - t0:.0f}s")
+                res[n] = await asyncio.to_thread(measure, db_url, key, args.repeats)
+        print(f"\n{shape}: {'query':<10}{args.small:>12,}{args.large:>12,}   ratio")
+        for q in QUERIES:
+            a, b = res[args.small][q], res[args.large][q]
+            print(f"  {q:<14}{a:>9.1f} ms{b:>9.1f} ms   {b / a:5.2f}")
+
+
+@asynccontextmanager
+async def _sqlite():
+    with tempfile.TemporaryDirectory(prefix="chatmem-search-") as d:
+        url = f"sqlite:///{d}/bench.db"
+        upgrade(url)
+        yield url
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--small", type=int, default=10_000)
+    ap.add_argument("--large", type=int, default=1_000_000)
+    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--postgres", action="store_true")
+    asyncio.run(run(ap.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

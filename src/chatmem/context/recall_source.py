@@ -1,0 +1,186 @@
+"""Finding a turn's recall candidates: the index queries behind ``recall.py``'s ranking and layout.
+
+For the turn answering ``leaf_id`` (the newest user message): take the latest user message (and,
+for a short follow-up, the turn before it) as the query, ask the full-text index of the scope —
+this conversation, or all of the user's conversations in the same memory scope — for matching
+messages, rank them with BM25 on the scope's own document frequencies, fuse with the vector index's
+ranking when embeddings are configured, keep only messages on the path being answered (or, for
+other conversations, ones the user may recall there), and attach each hit's neighbouring turn.
+``assemble()`` then packs the groups around the verbatim tail.
+
+Cost: a few index lookups whose work follows the number of *matching* messages of the scope, one
+bounded row fetch, and a path check through ``PathCache`` (no walk to the root per turn).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ..search import index, rank, store
+from ..search import terms as tm
+from . import recall as rc
+from .assemble import HistoryItem
+from .paths import PathCache
+
+log = logging.getLogger(__name__)
+
+SHORT_QUERY_TERMS = 3  # a follow-up with fewer content terms also queries the turn before it
+FOLLOW_UP_WEIGHT = 0.35  # … at this weight
+MAX_RANKED_TERMS = 16  # rarest terms kept for the candidate query
+
+#: (connection, conversation ids or None for the whole memory scope, limit) →
+#: [(message id, similarity)], best first
+VectorSearch = Callable[
+    [AsyncConnection, Sequence[str] | None, int], Awaitable[list[tuple[str, float]]]
+]
+
+
+@dataclass(frozen=True)
+class Options:
+    scope: str = "conversation"  # conversation | memory_scope
+    candidates: int = 40  # groups handed to the assembler, best first
+    min_ratio: float = 0.2  # BM25 hits under this fraction of the best one are dropped
+    config: str = "simple"  # PostgreSQL text search configuration
+
+
+@dataclass
+class Found:
+    groups: list[rc.Group]
+    info: dict
+    header: str = rc.HEADER
+
+
+def query_terms(history: Sequence[HistoryItem]) -> dict[str, float]:
+    """The query's terms and their weights: the latest user message's at 1, and — when it is a
+    short follow-up ("and the second one?") — the turn before it at ``FOLLOW_UP_WEIGHT``."""
+    users = [i for i, h in enumerate(history) if h.role == "user"]
+    if not users:
+        return {}
+    last = users[-1]
+    weights = dict.fromkeys(tm.query_terms(history[last].text), 1.0)
+    if len(weights) < SHORT_QUERY_TERMS:
+        for h in history[max(0, last - 2) : last]:
+            for t in tm.query_terms(h.text):
+                weights.setdefault(t, FOLLOW_UP_WEIGHT)
+    return weights
+
+
+def _scope(conv, opts: Options) -> list[str]:
+    if opts.scope == "memory_scope" and not conv.workspace_id:
+        return [tm.scope_token(conv.user_id), tm.scope_token(conv.agent_id)]
+    return [tm.scope_token(conv.id)]
+
+
+async def _lexical(
+    c, scope, weights: dict[str, float], opts: Options
+) -> tuple[list[str], dict, int]:
+    """(candidate ids, document frequencies, scope size): for each of the most telling terms of
+    the latest message (rarest first; the turn before only when the message has none of its
+    own), its best messages in the scope."""
+    if not weights:
+        return [], {}, 0
+    n_docs, df = await index.frequencies(c, scope, list(weights), config=opts.config)
+    own = [t for t in weights if weights[t] >= 1.0 and df.get(t)]
+    present = own or [t for t in weights if df.get(t)]
+    present.sort(key=lambda t: (df[t], t))
+    present = present[:MAX_RANKED_TERMS]
+    if not present:
+        return [], df, n_docs
+    per_term = max(10, opts.candidates * 4 // len(present))
+    ids = await index.match_each(c, scope, present, per_term=per_term, config=opts.config)
+    return ids, df, n_docs
+
+
+async def find(
+    c: AsyncConnection,
+    *,
+    conv,
+    leaf_id: str,
+    history: Sequence[HistoryItem],
+    paths: PathCache,
+    opts: Options,
+    vectors: VectorSearch | None = None,
+) -> Found:
+    """Recall candidates for the turn answering ``leaf_id`` (see the module docstring)."""
+    t0 = time.perf_counter()
+    weights = query_terms(history)
+    scope = _scope(conv, opts)
+    info: dict = {"scope": opts.scope if len(scope) > 1 else "conversation", "terms": weights}
+    ids, df, n_docs = await _lexical(c, scope, weights, opts)
+    hits = await index.rows(c, conv.user_id, ids)
+    path = await paths.get(c, conv.id, leaf_id)
+    hits = await _allowed(c, conv, hits, path, leaf_id, len(scope) > 1)
+    by_id = {h.id: h for h in hits}
+    docs = {h.id: h.text for h in hits}
+    scored = rank.bm25(docs, list(weights), df, n_docs, weights=weights)
+    own = [t for t, w in weights.items() if w >= 1.0 and t not in tm.STOPWORDS]
+    if own:  # the turn before only sharpens a follow-up: a hit must match the message itself
+        matching = {x.id for x in rank.bm25(docs, own, df, n_docs)}
+        scored = [x for x in scored if x.id in matching]
+    lexical = rc.keep_relevant([(s.id, s.score) for s in scored], opts.min_ratio)
+    ranked_lists = [lexical]
+    if vectors is not None:
+        ranked_lists.append(await _vector_ids(c, conv, vectors, path, opts, by_id, leaf_id))
+    fused = rc.fuse(*ranked_lists)[: opts.candidates]
+    groups = await _groups(c, conv, fused, by_id, path)
+    info["candidates"] = len(hits)
+    info["ms"] = round((time.perf_counter() - t0) * 1000, 2)
+    return Found(groups, info, rc.HEADER_CROSS if len(scope) > 1 else rc.HEADER)
+
+
+async def _allowed(c, conv, hits, path, leaf_id: str, cross: bool) -> list[index.Hit]:
+    """Hits of this conversation must be on the answered path (not the question itself); hits of
+    other conversations must be recallable from here."""
+    others = {h.conversation_id for h in hits if h.conversation_id != conv.id}
+    ok = (
+        await store.recallable(c, conv.user_id, others, conv.agent_id)
+        if cross and others
+        else set()
+    )
+    out = []
+    for h in hits:
+        if h.conversation_id == conv.id:
+            if h.id in path and h.id != leaf_id:
+                out.append(h)
+        elif h.conversation_id in ok:
+            out.append(h)
+    return out
+
+
+async def _vector_ids(c, conv, vectors, path, opts, by_id, leaf_id) -> list[str]:
+    """The vector index's ranking, restricted like the lexical hits (rows fetched as needed)."""
+    cross = opts.scope == "memory_scope" and not conv.workspace_id
+    try:
+        found = await vectors(c, None if cross else [conv.id], opts.candidates * 2)
+    except Exception:  # vectors must never break a turn: full text still answers
+        log.exception("vector recall failed")
+        return []
+    missing = [mid for mid, _ in found if mid not in by_id]
+    extra = await index.rows(c, conv.user_id, missing)
+    for h in await _allowed(c, conv, extra, path, leaf_id, cross):
+        by_id[h.id] = h
+    return [mid for mid, _ in found if mid in by_id]
+
+
+def _recalled(h: index.Hit) -> rc.Recalled:
+    return rc.Recalled(h.id, h.role, h.text, h.created_at, h.conversation_id)
+
+
+async def _groups(c, conv, fused, by_id, path) -> list[rc.Group]:
+    neighbour: dict[str, str | None] = {}
+    for mid, _ in fused:
+        h = by_id[mid]
+        if h.conversation_id == conv.id:
+            neighbour[mid] = path.neighbour(mid, h.role)
+        else:
+            neighbour[mid] = h.parent_id if h.role == "assistant" else None
+    need = [n for n in neighbour.values() if n and n not in by_id]
+    for h in await index.rows(c, conv.user_id, need):
+        by_id[h.id] = h
+    messages = {mid: _recalled(h) for mid, h in by_id.items() if h.text.strip()}
+    return rc.group(fused, messages, neighbour)

@@ -1,0 +1,193 @@
+"""The message index's queries (SQL): matching ids, document frequencies and scope sizes.
+
+One store for both engines — SQLite FTS5 (``messages_fts`` + ``messages_fts_ids``) and PostgreSQL
+(``messages.search_tsv``, GIN) — behind the same three questions, so search and recall share one
+code path and one ranking (``search/rank.py``, in Python, identical on both databases):
+
+- ``frequencies`` — how many messages of a scope contain each term, and how many it has (BM25's
+  document frequencies);
+- ``match`` — ids of the messages of a scope that contain any (or all) of the terms, either the
+  engine's best first (FTS5's bm25, PostgreSQL's ts_rank: a pre-ranking of a bounded candidate
+  set) or the newest first (a bound whose cost does not grow with the history);
+- ``rows`` — the candidates' text and position, always re-checked against the owner.
+
+A **scope** is a list of index tokens that every result must carry (``terms.scope_token`` of a
+user id, a conversation id, an agent id or ``noagent``). The owner check in ``rows`` is a second,
+independent guard: whatever the index returns, only the caller's messages come back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import bindparam, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ..db import schema as t
+from . import terms as tm
+
+M = t.messages.c
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A candidate message as ranking and packing need it."""
+
+    id: str
+    conversation_id: str
+    parent_id: str | None
+    role: str
+    text: str
+    created_at: int
+    depth: int
+
+
+def _is_sqlite(c: AsyncConnection) -> bool:
+    return c.dialect.name == "sqlite"
+
+
+def _check_scope(scope: Sequence[str]) -> None:
+    if not scope or not all(s and s.isalnum() for s in scope):
+        raise ValueError(f"invalid index scope {scope!r}")
+
+
+async def frequencies(
+    c: AsyncConnection,
+    scope: Sequence[str],
+    terms: Sequence[str],
+    *,
+    prefix_last: bool = False,
+    config: str = "simple",
+) -> tuple[int, dict[str, int]]:
+    """(messages in the scope, {term: messages in the scope containing it}); with ``prefix_last``
+    the last term counts the messages containing a word that starts with it."""
+    _check_scope(scope)
+    terms = [x for x in terms if x.isalnum()]
+    last = len(terms) - 1 if prefix_last else -1
+    if _is_sqlite(c):
+        parts = ["SELECT count(*) FROM messages_fts WHERE messages_fts MATCH :s"]
+        params: dict = {"s": tm.fts5_scope(scope)}
+        for i, term in enumerate(terms):
+            parts.append(f"SELECT count(*) FROM messages_fts WHERE messages_fts MATCH :t{i}")
+            params[f"t{i}"] = tm.fts5_match([term], scope, prefix_last=i == last)
+        counts = (await c.execute(text(" UNION ALL ".join(parts)), params)).scalars().all()
+        # UNION ALL keeps order and duplicates on SQLite: one row per part, in order
+        return int(counts[0]), {term: int(n) for term, n in zip(terms, counts[1:], strict=True)}
+    cols = ["count(*)"]
+    params = {"s": tm.scope_tsquery(scope), "cfg": config}
+    for i, term in enumerate(terms):
+        cols.append(
+            f"count(*) FILTER (WHERE search_tsv @@ to_tsquery(CAST(:cfg AS regconfig), :t{i}))"
+        )
+        params[f"t{i}"] = tm.tsquery([term], prefix_last=i == last)
+    sql = f"SELECT {', '.join(cols)} FROM messages WHERE search_tsv @@ CAST(:s AS tsquery)"
+    row = (await c.execute(text(sql), params)).one()
+    return int(row[0]), {term: int(n) for term, n in zip(terms, row[1:], strict=True)}
+
+
+async def match(
+    c: AsyncConnection,
+    scope: Sequence[str],
+    terms: Sequence[str],
+    *,
+    all_terms: bool = False,
+    prefix_last: bool = False,
+    newest_first: bool = False,
+    limit: int = 200,
+    config: str = "simple",
+) -> list[str]:
+    """Ids of scope messages containing any (``all_terms``: every) term, at most ``limit``.
+
+    ``prefix_last`` lets the last term match as a prefix (search as you type). Order: the
+    engine's relevance, or the newest first with ``newest_first``.
+    """
+    _check_scope(scope)
+    terms = [x for x in terms if x.isalnum()]
+    if not terms:
+        return []
+    if _is_sqlite(c):
+        expr = tm.fts5_match(terms, scope, all_terms=all_terms, prefix_last=prefix_last)
+        order = "f.rowid DESC" if newest_first else "bm25(messages_fts, 1.0, 1.0, 0.0)"
+        sql = (
+            "SELECT i.message_id FROM messages_fts f JOIN messages_fts_ids i ON i.rid = f.rowid "
+            f"WHERE messages_fts MATCH :q ORDER BY {order} LIMIT :lim"
+        )
+        return list((await c.execute(text(sql), {"q": expr, "lim": limit})).scalars().all())
+    q = "(CAST(:s AS tsquery) && to_tsquery(CAST(:cfg AS regconfig), :q))"
+    order = (
+        "created_at DESC, id DESC" if newest_first else f"ts_rank(search_tsv, {q}) DESC, id DESC"
+    )
+    sql = f"SELECT id FROM messages WHERE search_tsv @@ {q} ORDER BY {order} LIMIT :lim"
+    params = {
+        "s": tm.scope_tsquery(scope),
+        "cfg": config,
+        "q": tm.tsquery(terms, all_terms=all_terms, prefix_last=prefix_last),
+        "lim": limit,
+    }
+    return list((await c.execute(text(sql), params)).scalars().all())
+
+
+async def match_each(
+    c: AsyncConnection,
+    scope: Sequence[str],
+    terms: Sequence[str],
+    *,
+    per_term: int,
+    config: str = "simple",
+) -> list[str]:
+    """Ids of scope messages containing each term: the ``per_term`` best for every term, in one
+    statement (duplicates removed, first occurrence kept).
+
+    Why per term: PostgreSQL's ``ts_rank`` ignores how rare a word is, so one ranked OR query
+    lets messages with several common words crowd out the only message with the rare one; a
+    bound per term gives every term its own candidates, whatever the engine's ranking.
+    """
+    _check_scope(scope)
+    terms = [x for x in terms if x.isalnum()]
+    if not terms:
+        return []
+    params: dict = {"lim": per_term, "cfg": config, "s": tm.scope_tsquery(scope)}
+    parts = []
+    for i, term in enumerate(terms):
+        if _is_sqlite(c):
+            params[f"q{i}"] = tm.fts5_match([term], scope)
+            parts.append(
+                "SELECT * FROM (SELECT i.message_id AS id FROM messages_fts f "
+                "JOIN messages_fts_ids i ON i.rid = f.rowid "
+                f"WHERE messages_fts MATCH :q{i} ORDER BY bm25(messages_fts, 1.0, 1.0, 0.0) "
+                "LIMIT :lim)"
+            )
+        else:
+            params[f"q{i}"] = tm.tsquery([term])
+            q = f"(CAST(:s AS tsquery) && to_tsquery(CAST(:cfg AS regconfig), :q{i}))"
+            parts.append(
+                f"(SELECT id FROM messages WHERE search_tsv @@ {q} "
+                f"ORDER BY ts_rank(search_tsv, {q}) DESC, id DESC LIMIT :lim)"
+            )
+    found = (await c.execute(text(" UNION ALL ".join(parts)), params)).scalars().all()
+    return list(dict.fromkeys(found))
+
+
+_ROWS = select(
+    M.id, M.conversation_id, M.parent_id, M.role, M.search_text, M.created_at, M.depth
+).where(M.id.in_(bindparam("ids", expanding=True)), M.user_id == bindparam("uid"))
+
+
+async def rows(c: AsyncConnection, user_id: str, ids: Sequence[str]) -> list[Hit]:
+    """The caller's messages among ``ids`` (anything else is silently left out)."""
+    if not ids:
+        return []
+    found = (await c.execute(_ROWS, {"ids": list(ids), "uid": user_id})).all()
+    return [
+        Hit(
+            r.id,
+            r.conversation_id,
+            r.parent_id,
+            r.role,
+            r.search_text or "",
+            int(r.created_at),
+            int(r.depth),
+        )
+        for r in found
+    ]

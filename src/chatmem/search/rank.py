@@ -1,0 +1,80 @@
+"""BM25 over a bounded candidate set, the same on both databases (pure).
+
+Why in Python: SQLite's FTS5 has BM25 but PostgreSQL has none (``ts_rank`` ignores how rare a word
+is), and search and recall must rank alike on both. The engines only pre-select candidates; the
+document frequencies come from the index (``index.frequencies``) for the scope being searched
+(a conversation, or a user's history), so a word that is everywhere in *this* conversation weighs
+little even if it is rare elsewhere. Term frequencies and lengths come from the candidate texts,
+tokenised exactly as the index does (``terms.doc_terms``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from . import terms as tm
+
+K1 = 1.2
+B = 0.75
+
+
+@dataclass(frozen=True)
+class Scored:
+    id: str
+    score: float
+
+
+def idf(df: int, n_docs: int) -> float:
+    """BM25's idf, floored at a small positive value (a word in every message still counts a bit)."""
+    n_docs = max(n_docs, df, 1)
+    return max(math.log(1 + (n_docs - df + 0.5) / (df + 0.5)), 1e-3)
+
+
+def bm25(
+    docs: Mapping[str, str],
+    query: Sequence[str],
+    df: Mapping[str, int],
+    n_docs: int,
+    *,
+    avgdl: float | None = None,
+    prefix_last: bool = False,
+    weights: Mapping[str, float] | None = None,
+) -> list[Scored]:
+    """Score each ``docs`` id → text against ``query`` terms; best first, ties by id descending
+    (ids are time-ordered, so the newer message wins a tie). Texts matching no term score 0 and
+    are left out. ``prefix_last``: words starting with the last term count as that term;
+    ``weights`` scales each query term (1 when absent)."""
+    tokenised = {i: Counter(tm.doc_terms(txt)) for i, txt in docs.items()}
+    if prefix_last and query:
+        last = query[-1]
+        for tf in tokenised.values():
+            n = sum(f for w, f in tf.items() if w != last and w.startswith(last))
+            if n:
+                tf[last] += n
+    lengths = {i: sum(c.values()) for i, c in tokenised.items()}
+    if avgdl is None:
+        avgdl = (sum(lengths.values()) / len(lengths)) if lengths else 1.0
+    avgdl = max(avgdl, 1.0)
+    qw = {
+        q: idf(int(df.get(q, 0)), n_docs) * (weights.get(q, 1.0) if weights else 1.0)
+        for q in dict.fromkeys(query)
+    }
+    out = []
+    for i, tf in tokenised.items():
+        norm = K1 * (1 - B + B * lengths[i] / avgdl)
+        s = 0.0
+        for q, w in qw.items():
+            f = tf.get(q, 0)
+            if f:
+                s += w * f * (K1 + 1) / (f + norm)
+        if s > 0:
+            out.append(Scored(i, s))
+    out.sort(key=lambda x: (-x.score, _desc(x.id)))
+    return out
+
+
+def _desc(s: str) -> tuple:
+    return tuple(-ord(ch) for ch in s)

@@ -1,0 +1,62 @@
+"""Search's SQL outside the message index: title matches and which conversations a user may search.
+
+Titles are few per user, so they keep a plain ``LOWER(title) LIKE`` (substring matching, so "grocer"
+finds "Groceries"); message text goes through the full-text index (``index.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import func, literal, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ..db import schema as t
+from . import text as st
+
+C = t.conversations.c
+TITLE_LIMIT = 8
+
+
+def visible(user_id: str):
+    """Conversations search may show: the caller's own, personal, unarchived, not inline threads."""
+    return (C.user_id == user_id, C.workspace_id == "", C.archived == 0, C.inline_source_conv == "")
+
+
+async def titles(c: AsyncConnection, user_id: str, query: str) -> list[dict]:
+    pattern = st.like_pattern(query)
+    q = (
+        select(C.id, C.title, C.project_id, C.agent_id, C.updated_at)
+        .where(
+            *visible(user_id),
+            func.lower(C.title).like(func.lower(literal(pattern)), escape=st.ESCAPE),
+        )
+        .order_by(C.updated_at.desc(), C.id.desc())
+        .limit(TITLE_LIMIT)
+    )
+    return [dict(r._mapping) for r in (await c.execute(q)).all()]
+
+
+async def visible_titles(c: AsyncConnection, user_id: str, ids: Iterable[str]) -> dict[str, str]:
+    """{conversation id: title} for the searchable conversations among ``ids``."""
+    ids = sorted(set(ids))
+    if not ids:
+        return {}
+    q = select(C.id, C.title).where(*visible(user_id), C.id.in_(ids))
+    return {r.id: r.title for r in (await c.execute(q)).all()}
+
+
+async def recallable(
+    c: AsyncConnection, user_id: str, ids: Iterable[str], agent_id: str | None
+) -> set[str]:
+    """The conversations among ``ids`` whose messages another conversation may recall: the
+    user's own, personal (never a workspace's), not inline threads, and in the same memory scope
+    (the same agent, or no agent). Archived conversations are still the user's history."""
+    ids = sorted(set(ids))
+    if not ids:
+        return set()
+    agent = C.agent_id.is_(None) if agent_id is None else C.agent_id == agent_id
+    q = select(C.id).where(
+        C.user_id == user_id, C.workspace_id == "", C.inline_source_conv == "", agent, C.id.in_(ids)
+    )
+    return set((await c.execute(q)).scalars().all())

@@ -1,0 +1,133 @@
+"""Turning text into ranking terms and full-text queries, identically for both databases (pure).
+
+The index (``db/fulltext.py``, migration 0008) holds each message's text, its CJK terms and its scope
+tokens. This module builds what is asked of it: word tokens as FTS5's ``unicode61`` tokenizer and
+PostgreSQL's ``simple`` configuration see them (lower-cased), stop words dropped for ranking, a
+query's CJK runs as bigrams (or the character itself when the run is one character long, so "北京"
+matches wherever it occurs), the scope tokens (user, conversation, agent) that make "this
+conversation" and "this user" index lookups, and the FTS5 ``MATCH`` / PostgreSQL ``tsquery``
+strings. Terms are alphanumeric only, so no user input ever reaches a query's syntax.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from ..db.fulltext import CJK_RUN as _CJK_RUN
+from ..db.fulltext import cjk_terms
+
+_WORD = re.compile(r"[^\W_]+")
+NO_AGENT = "noagent"  # the scope token of messages outside agent conversations
+MAX_QUERY_TERMS = 32
+
+#: Words too common to carry meaning in a ranking query (English) and Chinese function characters.
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are aren as at be because been
+    before being below between both but by can cannot could couldn did didn do does doesn doing don
+    down during each few for from further get got had hadn has hasn have haven having he her here
+    hers herself him himself his how i if in into is isn it its itself just let ll me more most
+    mustn my myself no nor not now of off on once only or other ought our ours ourselves out over
+    own re really s same shan she should shouldn so some such t than that the their theirs them
+    themselves then there these they this those through to too under until up us very was wasn we
+    were weren what when where which while who whom why will with won would wouldn you your yours
+    yourself yourselves d m ve y yes yeah oh ok okay hi hey hello thanks thank please sure well
+    like know think one thing things go going really much many lot""".split()
+) | frozenset(
+    "的 了 是 我 你 他 她 它 们 在 有 和 就 不 也 都 这 那 吗 呢 吧 啊 么 个 很 还 又".split()
+)
+
+
+def fold(text: str) -> str:
+    """Lower-case, as both engines do (FTS5 ``unicode61 remove_diacritics 0`` and PostgreSQL's
+    ``simple`` configuration). Diacritics are kept on both: PostgreSQL can only strip them with the
+    ``unaccent`` extension, which is not immutable, and the two dialects must agree on a match."""
+    return text.lower()
+
+
+def scope_token(identifier: str | None) -> str:
+    """The index token for a user, conversation or agent id (``usr_0a1b`` → ``usr0a1b``), exactly
+    as the index computes it (``lower(replace(id, '_', ''))``); ``index`` refuses tokens that are
+    not alphanumeric, since the engines would split them."""
+    if not identifier:
+        return NO_AGENT
+    return identifier.lower().replace("_", "")
+
+
+def words(text: str) -> list[str]:
+    """Word tokens (non-CJK) as the index sees them, in order, stop words included."""
+    return _WORD.findall(fold(_CJK_RUN.sub(" ", text)))
+
+
+def doc_terms(text: str) -> list[str]:
+    """Every term a message is indexed under: its words and its CJK characters and bigrams."""
+    return words(text) + cjk_terms(text).split()
+
+
+def query_terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
+    """Distinct terms of a query, in order of first appearance, at most ``MAX_QUERY_TERMS``.
+
+    A CJK run of one character is that character; a longer run gives its bigrams (so "北京大学"
+    looks for 北京, 京大, 大学). Stop words are dropped unless ``keep_stopwords`` — a query made
+    only of stop words keeps them, so "what is it" still finds something.
+    """
+    found = list(words(text))
+    for run in _CJK_RUN.findall(text):
+        if len(run) == 1:
+            found.append(run)
+        else:
+            found.extend(run[i : i + 2] for i in range(len(run) - 1))
+    seen: dict[str, None] = {}
+    for t in found:
+        seen.setdefault(t, None)
+    terms = list(seen)
+    if not keep_stopwords:
+        content = [t for t in terms if t not in STOPWORDS]
+        terms = content or terms
+    return terms[:MAX_QUERY_TERMS]
+
+
+def _quoted(terms: Iterable[str]) -> list[str]:
+    return [f'"{t}"' for t in terms if t and t.isalnum()]
+
+
+def fts5_match(
+    terms: Sequence[str],
+    scope: Sequence[str],
+    *,
+    all_terms: bool = False,
+    prefix_last: bool = False,
+) -> str:
+    """An FTS5 ``MATCH`` expression: every scope token AND any (or all) of ``terms``.
+
+    Terms are matched in the text and CJK columns, scope tokens only in the scope column;
+    ``prefix_last`` lets the last term match as a prefix.
+    """
+    quoted = _quoted(terms)
+    if not quoted:
+        raise ValueError("no searchable terms")
+    if prefix_last:
+        quoted[-1] += " *"
+    join = " AND " if all_terms else " OR "
+    expr = "{body cjk} : (" + join.join(quoted) + ")"
+    return " AND ".join([fts5_scope(scope), expr]) if scope else expr
+
+
+def fts5_scope(scope: Sequence[str]) -> str:
+    """An FTS5 ``MATCH`` expression for every row of a scope."""
+    return " AND ".join(f"scope : {q}" for q in _quoted(scope))
+
+
+def tsquery(terms: Sequence[str], *, all_terms: bool = False, prefix_last: bool = False) -> str:
+    """The text given to PostgreSQL's ``to_tsquery`` for ``terms`` (alphanumeric: no escaping)."""
+    quoted = [f"'{t}'" for t in terms if t and t.isalnum()]
+    if not quoted:
+        raise ValueError("no searchable terms")
+    if prefix_last:
+        quoted[-1] += ":*"
+    return (" & " if all_terms else " | ").join(quoted)
+
+
+def scope_tsquery(scope: Sequence[str]) -> str:
+    """A ``tsquery`` literal (no normalisation) requiring every scope token."""
+    return " & ".join(f"'{s}'" for s in scope if s and s.isalnum())

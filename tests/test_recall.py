@@ -1,0 +1,281 @@
+"""Recall: pure ranking/packing properties, and end to end on SQLite and PostgreSQL — a fact said
+hundreds of turns ago comes back, never from another branch, another user or a workspace, never
+twice, with its neighbouring turn and its date; the memory-scope option reaches the user's other
+conversations."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import update
+
+from chatmem.app import create_runtime
+from chatmem.context import assemble as asm
+from chatmem.context import recall as rc
+from chatmem.context import service as ctx
+from chatmem.context.paths import PathCache
+from chatmem.context.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, counter_for
+from chatmem.db import schema as t
+from chatmem.db.engine import Database
+
+from .conftest import make_settings
+from .ctx_helpers import append_chain, conv_row, demo_model, make_conv, make_user
+
+C = counter_for("cl100k_base")
+DAY = 86_400_000
+
+
+def total(msgs):
+    return REQUEST_OVERHEAD + sum(C.count(m.content) + MESSAGE_OVERHEAD for m in msgs)
+
+
+# ── pure ────────────────────────────────────────────────────────────────────────────────────────
+
+
+def test_fuse_rewards_agreement_and_breaks_ties_by_recency():
+    fused = rc.fuse(["a", "b", "c"], ["c", "a"])
+    assert [i for i, _ in fused] == ["a", "c", "b"]
+    assert [i for i, _ in rc.fuse(["m1"], ["m2"])] == ["m2", "m1"]  # equal: the newer id first
+
+
+def test_keep_relevant_and_group_use_each_message_once():
+    assert rc.keep_relevant([("a", 10.0), ("b", 2.0), ("c", 0.5)], 0.1) == ["a", "b"]
+    msgs = {
+        i: rc.Recalled(i, "user" if n % 2 == 0 else "assistant", i, n)
+        for n, i in enumerate(["q1", "a1", "q2", "a2"])
+    }
+    groups = rc.group(
+        [("a1", 2.0), ("q1", 1.5), ("q2", 1.0)], msgs, {"a1": "q1", "q1": "a1", "q2": "a2"}
+    )
+    assert [g.ids for g in groups] == [("q1", "a1"), ("q2", "a2")]  # q1 already in a1's group
+
+
+def test_pack_skips_verbatim_messages_and_renders_dated_oldest_first():
+    msgs = {
+        "old": rc.Recalled("old", "user", "I adopted a cat named Miso", 1_700_000_000_000),
+        "ans": rc.Recalled("ans", "assistant", "Miso is cute", 1_700_000_060_000),
+        "new": rc.Recalled("new", "user", "Miso knocked over a vase", 1_710_000_000_000),
+    }
+    groups = rc.group([("new", 2.0), ("old", 1.0)], msgs, {"old": "ans", "new": None})
+    kw = dict(header=rc.HEADER, item_tokens=100, count=C.count, truncate=C.truncate)
+    p = rc.pack(groups, budget=500, exclude={"new"}, **kw)
+    assert p.ids == ["old", "ans"] and "Miso knocked" not in p.text
+    assert p.text.index("[2023-11-14] User: I adopted") < p.text.index("Assistant: Miso is cute")
+    assert p.tokens == C.count(p.text) <= 500
+    assert rc.pack(groups, budget=10, exclude=set(), **kw).ids == []
+
+
+def _inputs():
+    hist = st.lists(st.integers(0, 60), min_size=1, max_size=60)
+    return st.tuples(hist, st.lists(st.integers(0, 59), max_size=20), st.integers(200, 3000))
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_inputs())
+def test_assembly_with_recall_never_over_budget_never_duplicated(data):
+    sizes, hit_positions, window = data
+    history = [
+        asm.HistoryItem(
+            f"m{i:03d}",
+            "user" if i % 2 == 0 else "assistant",
+            f"turn {i} " + "word " * n,
+            1_700_000_000_000 + i * DAY,
+        )
+        for i, n in enumerate(sizes)
+    ]
+    by_id = {h.id: rc.Recalled(h.id, h.role, h.text, h.created_at) for h in history}
+    hits = [(history[p].id, 1.0 / (k + 1)) for k, p in enumerate(hit_positions) if p < len(history)]
+    neighbours = {
+        h.id: history[i + 1].id if i + 1 < len(history) else None for i, h in enumerate(history)
+    }
+    groups = rc.group(hits, by_id, neighbours)
+    budgets = asm.Budgets(
+        window=window, reserved_output=100, recall_tokens=window // 2, recall_item_tokens=60
+    )
+    out = asm.assemble(
+        asm.ContextInput(
+            system_prompt="SYS", history=history, recall=groups, now_ms=1_800_000_000_000
+        ),
+        budgets,
+        C.count,
+        C.truncate,
+    )
+    r = out.report
+    assert r["total_tokens"] == total(out.messages) <= window - 100
+    assert not set(r["recall_message_ids"]) & set(r["message_ids"])
+    assert r["message_ids"][-1] == history[-1].id
+    assert set(r["recall_message_ids"]) <= set(by_id)
+    assert sum(s["tokens"] for s in r["sections"]) == r["total_tokens"]
+
+
+def test_recall_takes_only_what_hits_need_and_the_tail_the_rest():
+    history = [
+        asm.HistoryItem(
+            f"m{i:03d}",
+            "user" if i % 2 == 0 else "assistant",
+            f"turn {i} " + "filler words here " * 6,
+        )
+        for i in range(200)
+    ]
+    by_id = {h.id: rc.Recalled(h.id, h.role, h.text, 0) for h in history}
+    groups = rc.group([("m004", 1.0)], by_id, {"m004": "m005"})
+    out = asm.assemble(
+        asm.ContextInput(system_prompt="SYS", history=history, recall=groups),
+        asm.Budgets(window=4096, reserved_output=256, recall_tokens=2000),
+        C.count,
+        C.truncate,
+    )
+    sec = next(s for s in out.report["sections"] if s["name"] == "recall")
+    assert out.report["recall_message_ids"] == ["m004", "m005"] and sec["tokens"] < 200
+    assert out.report["total_tokens"] > 4096 - 256 - 40  # the tail used the rest
+
+
+# ── end to end, both databases ──────────────────────────────────────────────────────────────────
+
+
+async def _runtime(db_url, **kw):
+    return create_runtime(make_settings(db_url, **kw), db=Database(db_url))
+
+
+def _filler(n: int, start: int = 0) -> list[tuple[str, str]]:
+    out = []
+    for i in range(start, start + n):
+        out.append(("user", f"Small talk number {i} about the weather and the weekend plans."))
+        out.append(("assistant", f"Reply {i}: sounds nice, hope the weather holds for you."))
+    return out
+
+
+async def _context(rt, user, cid, leaf, model=None):
+    async with rt.db.read() as c:
+        conv = await conv_row(rt.db, user.id, cid)
+        return await ctx.build_turn_context(
+            c,
+            settings=rt.settings,
+            conv=conv,
+            parent_id=leaf,
+            model=model or demo_model(1024, 128),
+            principal=user,
+            rt=rt,
+            allow_inline=False,
+        )
+
+
+async def test_old_fact_is_recalled_with_its_answer_and_date(db_url):
+    rt = await _runtime(db_url)
+    try:
+        u = await make_user(rt.db, "recall@example.com")
+        cid = await make_conv(rt.db, u.id)
+        ids = await append_chain(
+            rt.db,
+            u.id,
+            cid,
+            [
+                ("user", "My sister Lena works as a glassblower in Murano."),
+                ("assistant", "A glassblower! That must be beautiful work."),
+            ],
+        )
+        async with rt.db.write() as c:  # the fact was said on a day of its own
+            await c.execute(
+                update(t.messages)
+                .where(t.messages.c.id == ids[0])
+                .values(created_at=1_700_000_000_000)
+            )
+        await append_chain(rt.db, u.id, cid, _filler(150))
+        [q] = await append_chain(rt.db, u.id, cid, [("user", "What does Lena do?")])
+        tc = await _context(rt, u, cid, q)
+        rep = tc.report
+        assert ids[0] not in rep["message_ids"], rep["recall"]  # far outside the verbatim tail
+        assert rep["recall_message_ids"], rep["recall"]
+        assert rep["recall_message_ids"][:2] == ids  # the hit and its answer
+        system = tc.messages[0].content
+        assert "[2023-11-14] User: My sister Lena works as a glassblower" in system
+        assert rep["total_tokens"] <= 1024 - 128
+        # a short question also weighs the turn before it, lower; hits must still match "lena"
+        assert rep["recall"]["terms"]["lena"] == 1.0
+        assert set(rep["recall"]["terms"].values()) == {1.0, 0.35}
+    finally:
+        await rt.db.dispose()
+
+
+async def test_recall_never_leaves_the_answered_branch_or_the_user(db_url):
+    rt = await _runtime(db_url)
+    try:
+        u = await make_user(rt.db, "branch@example.com")
+        v = await make_user(rt.db, "other@example.com")
+        cid = await make_conv(rt.db, u.id)
+        [root] = await append_chain(rt.db, u.id, cid, [("user", "Hello there")])
+        # an abandoned branch that mentions the kiwi allergy, and the branch being answered
+        await append_chain(
+            rt.db, u.id, cid, [("assistant", "You said you hate kiwi allergy pills")], parent=root
+        )
+        await append_chain(rt.db, u.id, cid, [("assistant", "Hi!")], parent=root)
+        await append_chain(rt.db, u.id, cid, _filler(120))
+        vc = await make_conv(rt.db, v.id)
+        await append_chain(rt.db, v.id, vc, [("user", "I have a kiwi allergy too")])
+        [q] = await append_chain(rt.db, u.id, cid, [("user", "Tell me about my kiwi allergy")])
+        rep = (await _context(rt, u, cid, q)).report
+        assert rep["recall_message_ids"] == []  # nothing on this branch, nothing of v's
+        assert rep["recall"]["candidates"] == 0
+    finally:
+        await rt.db.dispose()
+
+
+async def test_memory_scope_recalls_other_conversations_but_never_workspace_ones(db_url):
+    rt = await _runtime(db_url, recall_scope="memory_scope")
+    try:
+        u = await make_user(rt.db, "scope@example.com")
+        older = await make_conv(rt.db, u.id)
+        [fact, _] = await append_chain(
+            rt.db,
+            u.id,
+            older,
+            [
+                ("user", "Our wifi password at the cabin is trout-lantern-42."),
+                ("assistant", "Noted."),
+            ],
+        )
+        shared = await make_conv(rt.db, u.id, workspace_id="ws_team")
+        [secret] = await append_chain(rt.db, u.id, shared, [("user", "cabin wifi is trout-ws")])
+        cid = await make_conv(rt.db, u.id)
+        await append_chain(rt.db, u.id, cid, _filler(120))
+        [q] = await append_chain(rt.db, u.id, cid, [("user", "What's the cabin wifi password?")])
+        rep = (await _context(rt, u, cid, q)).report
+        assert fact in rep["recall_message_ids"] and secret not in rep["recall_message_ids"]
+        assert rep["recall"]["scope"] == "memory_scope"
+    finally:
+        await rt.db.dispose()
+
+
+async def test_whole_conversation_that_fits_skips_recall(db_url):
+    rt = await _runtime(db_url)
+    try:
+        u = await make_user(rt.db, "fits@example.com")
+        cid = await make_conv(rt.db, u.id)
+        ids = await append_chain(rt.db, u.id, cid, _filler(3) + [("user", "weather?")])
+        rep = (await _context(rt, u, cid, ids[-1], demo_model(8192, 256))).report
+        assert rep["recall"] == {"skipped": "whole_path_fits"} and rep["message_ids"] == ids
+    finally:
+        await rt.db.dispose()
+
+
+async def test_path_cache_follows_new_turns_and_branch_switches(db_url):
+    rt = await _runtime(db_url)
+    try:
+        u = await make_user(rt.db, "paths@example.com")
+        cid = await make_conv(rt.db, u.id)
+        ids = await append_chain(rt.db, u.id, cid, _filler(20))
+        cache = PathCache()
+        async with rt.db.read() as c:
+            p1 = await cache.get(c, cid, ids[-1])
+        assert list(p1.ids) == ids
+        more = await append_chain(rt.db, u.id, cid, _filler(2, start=20))
+        alt = await append_chain(rt.db, u.id, cid, [("user", "a branch")], parent=ids[9])
+        async with rt.db.read() as c:
+            assert list((await cache.get(c, cid, more[-1])).ids) == ids + more
+            p3 = await cache.get(c, cid, alt[0])
+        assert list(p3.ids) == ids[:10] + alt and ids[12] not in p3
+        assert (
+            p3.neighbour(ids[8], "user") == ids[9] and p3.neighbour(ids[9], "assistant") == ids[8]
+        )
+    finally:
+        await rt.db.dispose()

@@ -1,0 +1,206 @@
+"""The message full-text index on SQLite and PostgreSQL: kept in step with every write (append,
+edit, streaming → complete, delete round, delete conversation, fork), backfilled by its
+migration, CJK terms identical in Python and SQL, scoped queries that never cross users."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select, text
+
+from chatmem.db import schema as t
+from chatmem.db.engine import Database
+from chatmem.db.fulltext import cjk_terms
+from chatmem.db.migrate import downgrade, upgrade
+from chatmem.search import index
+from chatmem.search import terms as tm
+
+from .social_support import db_of, insert_chain, set_columns
+from .tree_api import new_conv, say
+
+M = t.messages.c
+
+
+async def indexed_ids(db: Database) -> set[str]:
+    async with db.read() as c:
+        if db.sqlite:
+            sql = "SELECT message_id FROM messages_fts_ids"
+        else:
+            sql = "SELECT id FROM messages WHERE search_tsv IS NOT NULL"
+        return set((await c.execute(text(sql))).scalars().all())
+
+
+async def expected_ids(db: Database) -> set[str]:
+    async with db.read() as c:
+        q = select(M.id).where(M.search_text != "", M.status != "streaming")
+        return set((await c.execute(q)).scalars().all())
+
+
+async def find(db: Database, user_id: str, scope_ids: list[str], words: str, **kw) -> set[str]:
+    scope = [tm.scope_token(x) for x in scope_ids]
+    async with db.read() as c:
+        ids = await index.match(c, scope, tm.query_terms(words), **kw)
+        return {h.id for h in await index.rows(c, user_id, ids)}
+
+
+async def test_index_follows_every_write(app, new_user):
+    u = await new_user()
+    db = db_of(app)
+    cid = (await new_conv(u.client, title="t"))["id"]
+    q = await say(u.client, cid, "I adopted a tabby cat named Miso")
+    a = await say(u.client, cid, "Miso is a lovely name", role="assistant")
+    assert await indexed_ids(db) == {q["id"], a["id"]} == await expected_ids(db)
+    assert await find(db, u.id, [cid], "miso") == {q["id"], a["id"]}
+
+    # an edit replaces the indexed text
+    r = await u.client.patch(
+        f"/api/conversations/{cid}/messages/{a['id']}", json={"content": "What a name"}
+    )
+    assert r.status_code == 200, r.text
+    assert await find(db, u.id, [cid], "miso") == {q["id"]}
+    assert await find(db, u.id, [cid], "name") == {a["id"]}
+
+    # a streaming row is not indexed until it ends, then it is
+    [s] = await insert_chain(
+        app, cid, [{"role": "assistant", "text": "tabby", "status": "streaming"}]
+    )
+    assert s not in await indexed_ids(db)
+    await set_columns(app, t.messages, s, status="complete", search_text="tabby stripes")
+    assert await find(db, u.id, [cid], "stripes") == {s}
+
+    # forks copy rows: the copies are indexed in their own conversation
+    r = await u.client.post(f"/api/conversations/{cid}/fork", json={})
+    assert r.status_code == 201, r.text
+    fork_id = r.json()["id"]
+    assert len(await find(db, u.id, [fork_id], "tabby")) == 2
+    assert await indexed_ids(db) == await expected_ids(db)
+
+    # deleting a round and a whole conversation removes their entries
+    r = await u.client.delete(f"/api/conversations/{cid}/messages/{q['id']}")
+    assert r.status_code == 200, r.text
+    assert await find(db, u.id, [cid], "tabby") == {s}
+    assert await indexed_ids(db) == await expected_ids(db)
+    assert (await u.client.delete(f"/api/conversations/{cid}")).status_code == 204
+    assert await find(db, u.id, [cid], "tabby") == set()
+    assert await indexed_ids(db) == await expected_ids(db)
+
+
+async def test_scopes_never_cross_users(app, new_user):
+    u, v = await new_user(), await new_user()
+    db = db_of(app)
+    cu = (await new_conv(u.client))["id"]
+    cv = (await new_conv(v.client))["id"]
+    mu = await say(u.client, cu, "the secret password is zebra")
+    mv = await say(v.client, cv, "my zebra is striped")
+    assert await find(db, u.id, [u.id], "zebra") == {mu["id"]}
+    assert await find(db, v.id, [v.id], "zebra") == {mv["id"]}
+    # even when asked for another user's scope, rows() only returns the caller's messages
+    assert await find(db, u.id, [v.id], "zebra") == set()
+    assert await find(db, u.id, [cv], "zebra") == set()
+    with pytest.raises(ValueError):
+        await find(db, u.id, ["bad-id!"], "zebra")
+
+
+async def test_cjk_and_prefix_matching(app, new_user):
+    u = await new_user()
+    db = db_of(app)
+    cid = (await new_conv(u.client))["id"]
+    a = await say(u.client, cid, "我住在北京大学附近，每天骑车")
+    b = await say(u.client, cid, "東京の天気はどうですか")
+    c = await say(u.client, cid, "planning a trip to Portugal")
+    assert await find(db, u.id, [cid], "北京") == {a["id"]}
+    assert await find(db, u.id, [cid], "大学 骑车", all_terms=True) == {a["id"]}
+    assert await find(db, u.id, [cid], "東京") == {b["id"]}
+    assert await find(db, u.id, [cid], "portu", prefix_last=True) == {c["id"]}
+    assert await find(db, u.id, [cid], "portu") == set()
+    r = await u.client.get("/api/search", params={"q": "北京"})
+    assert [m["id"] for m in r.json()["messages"]] == [a["id"]]
+    snip = r.json()["messages"][0]["snippet"]
+    assert snip["text"][snip["match_start"] : snip["match_end"]] == "北京"
+
+
+async def test_frequencies(app, new_user):
+    u = await new_user()
+    db = db_of(app)
+    cid = (await new_conv(u.client))["id"]
+    for s in ("red apple", "green apple", "red car", "blue sky"):
+        await say(u.client, cid, s)
+    async with db.read() as c:
+        n, df = await index.frequencies(c, [tm.scope_token(cid)], ["red", "apple", "sky", "zzz"])
+    assert n == 4 and df == {"red": 2, "apple": 2, "sky": 1, "zzz": 0}
+
+
+async def test_migration_backfills_existing_messages(db_url, tmp_path):
+    """A database with messages written before 0008 is indexed by the upgrade."""
+    if db_url.startswith("sqlite"):
+        url = f"sqlite:///{tmp_path / 'old.db'}"
+        shutil.copy(db_url.removeprefix("sqlite:///"), tmp_path / "old.db")
+    else:
+        url = db_url
+    await asyncio.to_thread(downgrade, url, "0007")
+    db = Database(url)
+    try:
+        async with db.write() as c:
+            await c.execute(
+                text(
+                    "INSERT INTO users (id, email, created_at, updated_at) "
+                    "VALUES ('usr_old', 'old@x', 0, 0)"
+                )
+            )
+            await c.execute(
+                text(
+                    "INSERT INTO conversations (id, user_id, created_at, updated_at) "
+                    "VALUES ('c_old', 'usr_old', 0, 0)"
+                )
+            )
+            await c.execute(
+                text(
+                    "INSERT INTO messages (id, conversation_id, role, search_text, created_at, "
+                    "user_id) VALUES ('msg_old', 'c_old', 'user', '我喜欢 sourdough', 0, 'usr_old')"
+                )
+            )
+    finally:
+        await db.dispose()
+    await asyncio.to_thread(upgrade, url)
+    db = Database(url)
+    try:
+        assert await find(db, "usr_old", ["usr_old"], "sourdough") == {"msg_old"}
+        assert await find(db, "usr_old", ["c_old"], "喜欢") == {"msg_old"}
+        async with db.write() as c:
+            await c.execute(text("DELETE FROM messages WHERE id = 'msg_old'"))
+            await c.execute(text("DELETE FROM conversations WHERE id = 'c_old'"))
+            await c.execute(text("DELETE FROM users WHERE id = 'usr_old'"))
+        assert await indexed_ids(db) == set()
+    finally:
+        await db.dispose()
+
+
+_CJKISH = st.text(
+    alphabet=st.sampled_from(
+        [*"我住在北京東京の天気はどうですか々abc 1,。！\n", "\u4e00", "\u9fff"]
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples=st.lists(_CJKISH, min_size=1, max_size=8))
+def test_sql_cjk_terms_equal_python(pg_url, samples):
+    """PostgreSQL's chatmem_cjk_terms is the Python function, character for character."""
+    if pg_url is None:
+        pytest.skip("CHATMEM_TEST_POSTGRES_URL not set")
+
+    async def run() -> list[str]:
+        db = Database(pg_url)
+        try:
+            async with db.read() as c:
+                sql = text("SELECT chatmem_cjk_terms(:s)")
+                return [(await c.execute(sql, {"s": s})).scalar() for s in samples]
+        finally:
+            await db.dispose()
+
+    assert asyncio.run(run()) == [cjk_terms(s) for s in samples]
