@@ -65,7 +65,7 @@ def bm25_rank(turns: list[str], query: str, k1: float = 1.2, b: float = 0.75) ->
     df = Counter(w for d in docs for w in d)
     q = set(_tok(query))
     scores = []
-    for i, d in enumerate(docs):
+    for d in docs:
         dl = sum(d.values())
         s = 0.0
         for w in q:
@@ -286,7 +286,9 @@ def main() -> None:
     finally:
         server.stop()
         if pg_name:
-            subprocess.run(["psql", pg_admin, "-qc", f'DROP DATABASE "{pg_name}" WITH (FORCE)'])
+            subprocess.run(
+                ["psql", pg_admin, "-qc", f'DROP DATABASE "{pg_name}" WITH (FORCE)'], check=False
+            )
 
 
 if __name__ == "__main__":

@@ -277,7 +277,7 @@ def _facts(r: random.Random) -> list[Fact]:
     c = r.sample(CITIES, 6)
     j = r.sample(JOBS, 3)
     co = r.sample(COMPANIES, 2)
-    f = [
+    return [
         Fact(
             [
                 (
@@ -577,7 +577,6 @@ def _facts(r: random.Random) -> list[Fact]:
             "plain",
         ),
     ]
-    return f
 
 
 def _fill(r: random.Random, line: str, names: list[str]) -> str:
@@ -606,8 +605,7 @@ def generate(seed: int, turns: int = 600, n_facts: int = 30) -> Conversation:
     for s in range(sessions):
         t = day.timestamp() * 1000
         lines: list[tuple[str, str, tuple[int, bool] | None]] = []
-        for role_text in r.choice(GREETINGS):
-            lines.append(("", role_text, None))
+        lines.extend(("", role_text, None) for role_text in r.choice(GREETINGS))
         while len(lines) < per_session - 2:
             a, b = r.choice(TOPICS[r.choice(list(TOPICS))])
             lines.append(("", _fill(r, a, names), None))
@@ -618,11 +616,10 @@ def generate(seed: int, turns: int = 600, n_facts: int = 30) -> Conversation:
             chunk = fact.update if is_update else fact.lines
             for k, (role, text) in enumerate(chunk):
                 lines.insert(at + k, (role, text, (id(fact), is_update)))
-        for role_text in r.choice(BYES):
-            lines.append(("", role_text, None))
-        for k, (role, text, tag) in enumerate(lines):
+        lines.extend(("", role_text, None) for role_text in r.choice(BYES))
+        for k, (given, text, tag) in enumerate(lines):
             idx = len(conv.turns)
-            role = role or ("user" if k % 2 == 0 else "assistant")
+            role = given or ("user" if k % 2 == 0 else "assistant")
             conv.turns.append(Turn(role, text, int(t + k * 45_000)))
             if tag is not None:
                 first, upd = where.setdefault(tag[0], ([], []))

@@ -31,7 +31,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from pgtemp import temp_database  # noqa: E402
 from sqlalchemy import insert, select  # noqa: E402
 from tests.servers import Server, create_user  # noqa: E402
 
@@ -39,6 +38,7 @@ from chatmem.db import schema as t  # noqa: E402
 from chatmem.db.engine import Database  # noqa: E402
 from chatmem.db.ids import new_id  # noqa: E402
 from chatmem.db.migrate import upgrade  # noqa: E402
+from pgtemp import temp_database  # noqa: E402
 
 WORDS = (
     "the weather was lovely and we walked along the river talking about work family travel "

@@ -13,8 +13,8 @@ from chatmem.app import create_runtime
 from chatmem.context import assemble as asm
 from chatmem.context import recall as rc
 from chatmem.context import service as ctx
-from chatmem.context.paths import PathCache
 from chatmem.context.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, counter_for
+from chatmem.conversations.paths import PathCache
 from chatmem.db import schema as t
 from chatmem.db.engine import Database
 
@@ -251,7 +251,7 @@ async def test_whole_conversation_that_fits_skips_recall(db_url):
     try:
         u = await make_user(rt.db, "fits@example.com")
         cid = await make_conv(rt.db, u.id)
-        ids = await append_chain(rt.db, u.id, cid, _filler(3) + [("user", "weather?")])
+        ids = await append_chain(rt.db, u.id, cid, [*_filler(3), ("user", "weather?")])
         rep = (await _context(rt, u, cid, ids[-1], demo_model(8192, 256))).report
         assert rep["recall"] == {"skipped": "whole_path_fits"} and rep["message_ids"] == ids
     finally:

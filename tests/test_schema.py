@@ -35,9 +35,7 @@ def _include(obj, name, type_, reflected, compare_to):
         return False
     if type_ == "index" and (name in FTS_INDEXES or name in EXPRESSION_INDEXES):
         return False
-    if type_ == "column" and name in FTS_COLUMNS:
-        return False
-    return True
+    return not (type_ == "column" and name in FTS_COLUMNS)
 
 
 async def _index_names(url: str) -> dict[str, bool]:

@@ -20,7 +20,7 @@ from starlette.types import ASGIApp
 from .auth.models import Principal
 from .auth.throttle import LoginGuard
 from .config import Settings
-from .context.paths import PathCache
+from .conversations.paths import PathCache
 from .db.engine import Database
 from .edge.ratelimit import Throttle
 from .embeddings.service import EmbeddingService
@@ -91,7 +91,7 @@ class Runtime:
     #: the MCP server's ASGI app, mounted at ``/mcp`` (built with its session manager)
     mcp_app: ASGIApp | None = None
     services: list[Service] = field(default_factory=list)
-    #: recall's per-process memo of each conversation's latest path (context/paths.py)
+    #: recall's per-process memo of each conversation's latest path (conversations/paths.py)
     path_cache: PathCache = field(default_factory=PathCache)
 
     async def start(self) -> None:

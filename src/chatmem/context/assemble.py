@@ -417,9 +417,7 @@ def _build(s: _State, inp: ContextInput, history: list[HistoryItem]) -> list[Cha
     if s.dates and history and not history[0].text.startswith("["):
         first = history[0]  # the tail starts mid-day: say which day
         history = [*_dated([first], first_too=True), *history[1:]]
-    hist = [
-        ChatMessage(h.role if h.role in ("user", "assistant") else "user", h.text) for h in history
-    ]
+    hist = [ChatMessage("assistant" if h.role == "assistant" else "user", h.text) for h in history]
     summary = t.get("summary", "")
     if summary and not inp.agent_mode:
         if hist and hist[0].role == "user":

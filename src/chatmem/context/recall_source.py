@@ -21,11 +21,11 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from ..conversations.paths import PathCache
 from ..search import index, rank, store
 from ..search import terms as tm
 from . import recall as rc
 from .assemble import HistoryItem
-from .paths import PathCache
 
 log = logging.getLogger(__name__)
 

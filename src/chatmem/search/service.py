@@ -48,7 +48,7 @@ async def search(db: Database, p: Principal, q: str, *, config: str = "simple") 
             hits = await index.rows(c, p.id, ids)
             titles = await store.visible_titles(c, p.id, (h.conversation_id for h in hits))
             hits = [h for h in hits if h.conversation_id in titles]
-            n_docs, df = (0, {})
+            n_docs, df = 0, dict[str, int]()
             if hits:
                 n_docs, df = await index.frequencies(
                     c, scope, terms, prefix_last=prefix, config=config

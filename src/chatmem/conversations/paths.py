@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from ..conversations import store
+from . import store
 
 #: Walk lengths tried in turn: a normal turn meets the cached path within a few messages, a branch
 #: switch within a few hundred; re-walking the short prefix costs at most the sum of the steps.
