@@ -156,7 +156,6 @@ async def _context(rt, user, cid, leaf, model=None):
             model=model or demo_model(1024, 128),
             principal=user,
             rt=rt,
-            allow_inline=False,
         )
 
 
