@@ -8,16 +8,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import delete, select, update
-
+from ..agents import store as agents_store
 from ..auth.models import Principal
 from ..contracts.cursor import decode_cursor, encode_cursor
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..embeddings import schedule_embedding
-from ..errors import BadRequest, Conflict, NotFound, TooLarge, Unprocessable
+from ..errors import BadRequest, Conflict, TooLarge, Unprocessable
 from ..i18n import default_title, pick_language
+from ..projects import store as projects_store
 from . import dag, followups, store
 from .wire import (
     ConversationIn,
@@ -44,23 +44,14 @@ def check_size(blocks: list[dict], limit: int, metadata: dict | None = None) -> 
         )
 
 
-async def owned(c, table, user_id: str, obj_id: str, what: str):
-    row = (
-        await c.execute(select(table).where(table.c.id == obj_id, table.c.user_id == user_id))
-    ).first()
-    if row is None:
-        raise NotFound(f"{what} not found")
-    return row
-
-
 async def create_conversation(
     db: Database, p: Principal, body: ConversationIn, *, accept_language: str | None = None, **extra
 ) -> dict:
     async with db.write() as c:
         if body.project_id:
-            await owned(c, t.projects, p.id, body.project_id, "project")
+            await projects_store.get_owned(c, p.id, body.project_id)
         if body.agent_id:
-            await owned(c, t.agents, p.id, body.agent_id, "agent")
+            await agents_store.get_owned(c, p.id, body.agent_id)
         values = dict(
             project_id=body.project_id,
             agent_id=body.agent_id,
@@ -100,7 +91,7 @@ async def list_conversations(
         limit=limit,
     )
     async with db.read() as c:
-        rows = (await c.execute(q)).all()
+        rows = await store.rows_of(c, q)
     more = len(rows) > limit
     rows = rows[:limit]
     nxt = encode_cursor(rows[-1].pinned, rows[-1].updated_at, rows[-1].id) if more else None
@@ -119,7 +110,7 @@ async def patch_conversation(db: Database, p: Principal, cid: str, body: Convers
         values: dict = {}
         if "project_id" in changes:
             if changes["project_id"]:
-                await owned(c, t.projects, p.id, changes["project_id"], "project")
+                await projects_store.get_owned(c, p.id, changes["project_id"])
             values["project_id"] = changes["project_id"] or None
         if changes.get("title") is not None:
             values["title"] = changes["title"]
@@ -130,7 +121,7 @@ async def patch_conversation(db: Database, p: Principal, cid: str, body: Convers
                 values[k] = int(changes[k])
         if values:
             values["updated_at"] = now_ms()
-            await c.execute(update(t.conversations).where(C.id == cid).values(**values))
+            await store.update_conversation(c, cid, **values)
         row = await store.get_conversation(c, p.id, cid)
     return conversation_out(row)
 
@@ -139,11 +130,9 @@ async def delete_conversation(db: Database, p: Principal, cid: str) -> None:
     async with db.write() as c:
         await store.get_conversation(c, p.id, cid, for_update=True)
         # Inline threads anchored here go with their source (they are not listed on their own).
-        inline = C.user_id == p.id, C.inline_source_conv == cid
-        ids = [cid, *(await c.execute(select(C.id).where(*inline))).scalars()]
+        ids = [cid, *await store.inline_thread_ids(c, p.id, cid)]
         await store.detach_messages(c, ids)
-        await c.execute(delete(t.conversations).where(*inline))
-        await c.execute(delete(t.conversations).where(C.id == cid))
+        await store.delete_conversations(c, ids)
 
 
 async def _with_branches(c, conv_id: str, rows: list, p: Principal) -> list[dict]:
@@ -220,9 +209,7 @@ async def read_path(
     async with db.read() as c:
         conv = await store.get_conversation(c, p.id, cid)
         if before:
-            anchor = (
-                await c.execute(select(M.parent_id).where(M.id == before, M.conversation_id == cid))
-            ).first()
+            anchor = await store.find_message(c, cid, before)
             if anchor is None:
                 raise BadRequest(
                     "invalid cursor: 'before' is not a message of this conversation",
@@ -290,7 +277,7 @@ async def edit_message(
             )
         await store.update_content(c, mid, blocks)  # a trigger drops the old text's vector
         await schedule_embedding(c, cid)
-        await c.execute(update(t.conversations).where(C.id == cid).values(updated_at=now_ms()))
+        await store.update_conversation(c, cid, updated_at=now_ms())
         row = await store.get_message(c, cid, mid)
         [out] = await _with_branches(c, cid, [row], p)
     return out
@@ -334,9 +321,7 @@ async def delete_round(db: Database, p: Principal, cid: str, mid: str) -> dict:
             await store.set_leaf(c, cid, leaf)
         pruned = store.prune_summary_blocks(conv.summary_blocks, plan.delete_ids)
         if pruned is not None:
-            await c.execute(
-                update(t.conversations).where(C.id == cid).values(summary_blocks=pruned)
-            )
+            await store.update_conversation(c, cid, summary_blocks=pruned)
         conv = await store.get_conversation(c, p.id, cid)
     return {
         "deleted_ids": sorted(plan.delete_ids),

@@ -373,6 +373,26 @@ async def detach_messages(c: AsyncConnection, conv_ids) -> None:
     )
 
 
+async def rows_of(c: AsyncConnection, q) -> list:
+    """The rows of a query built here (``list_query``)."""
+    return list((await c.execute(q)).all())
+
+
+async def update_conversation(c: AsyncConnection, cid: str, **values) -> None:
+    await c.execute(update(t.conversations).where(C.id == cid).values(**values))
+
+
+async def inline_thread_ids(c: AsyncConnection, user_id: str, cid: str) -> list[str]:
+    """The user's inline threads anchored in conversation ``cid`` (they go with it)."""
+    q = select(C.id).where(C.user_id == user_id, C.inline_source_conv == cid)
+    return list((await c.execute(q)).scalars().all())
+
+
+async def delete_conversations(c: AsyncConnection, ids: list[str]) -> None:
+    """Delete conversations (callers checked ownership; detach_messages first on deep trees)."""
+    await c.execute(delete(t.conversations).where(C.id.in_(ids)))
+
+
 def list_query(
     user_id: str,
     *,
