@@ -267,3 +267,14 @@ def test_real_server_refuses_huge_bodies_before_reading_them(db_url):
         assert httpx.get(f"{server.base}/api/health").status_code == 200
     finally:
         server.stop()
+
+
+async def test_405_lists_every_method_of_the_path(app, new_user):
+    a = await new_user()
+    r = await a.client.put("/api/me")
+    assert r.status_code == 405 and r.headers["allow"] == "GET, PATCH"
+    r = await a.client.request("TRACE", "/api/conversations/c_x/messages/m_y")
+    assert r.status_code == 405 and r.headers["allow"] == "DELETE, GET, PATCH"
+    r = await a.client.put("/rpc/agent/my/a/memories/m")
+    assert r.status_code == 405 and r.json()["ok"] is False
+    assert set(r.headers["allow"].split(", ")) == {"DELETE", "PATCH"}

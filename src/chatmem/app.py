@@ -9,6 +9,7 @@ and stops those services. Nothing is created at import time.
 
 from __future__ import annotations
 
+import re
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
@@ -99,6 +100,20 @@ def _validation_details(exc: RequestValidationError) -> list[dict]:
     ]
 
 
+def _allowed_methods(request: Request) -> list[str]:
+    """The methods ``/openapi.json`` documents for this path (Starlette's 405 names only the
+    first matching route's; every route here serves one method)."""
+    index = getattr(request.app.state, "allow_index", None)
+    if index is None:
+        index = [
+            (re.compile(re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape(path))), set(ops))
+            for path, ops in request.app.openapi().get("paths", {}).items()
+        ]
+        request.app.state.allow_index = index
+    path = request.url.path
+    return sorted({m.upper() for rx, ops in index if rx.fullmatch(path) for m in ops})
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_req: Request, exc: ApiError):
@@ -129,7 +144,9 @@ def install_error_handlers(app: FastAPI) -> None:
         code = codes.get(exc.status_code, "http_error")
         details = {"limit": exc.limit} if isinstance(exc, BodyTooLarge) else None
         r = _error_json(exc.status_code, code, str(exc.detail), details)
-        r.headers.update(exc.headers or {})  # e.g. a 405's Allow (RFC 9110)
+        r.headers.update(exc.headers or {})
+        if exc.status_code == 405 and (allowed := _allowed_methods(_req)):
+            r.headers["Allow"] = ", ".join(allowed)  # every method of the path (RFC 9110)
         return r
 
 
