@@ -52,6 +52,9 @@ from .mcp_server import server as mcp_server
 from .memory import hooks as memory_hooks
 from .memory import routes as memory_routes
 from .openai_compat import routes as openai_compat_routes
+from .portability import exporter as portability_exports
+from .portability import importer as portability_imports
+from .portability import routes as portability_routes
 from .projects import routes as projects_routes
 from .providers.registry import Registry
 from .runtime import Runtime
@@ -78,6 +81,7 @@ ROUTERS = [
     search_routes.router,
     openai_compat_routes.router,
     embeddings_routes.router,
+    portability_routes.router,
     web_routes.router,
 ]
 
@@ -170,6 +174,8 @@ def create_runtime(settings: Settings, *, db: Database | None = None) -> Runtime
             "memory.extract": memory_hooks.extract_job,
             embedding_jobs.KIND_CONVERSATION: embedding_jobs.embed_conversation_job,
             embedding_jobs.KIND_MEMORIES: embedding_jobs.embed_memories_job,
+            portability_imports.IMPORT_JOB: portability_imports.import_job,
+            portability_exports.EXPORT_JOB: portability_exports.export_job,
         }
     )
     rt.before_turn = memory_hooks.before_turn

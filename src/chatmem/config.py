@@ -132,6 +132,13 @@ class Settings(BaseSettings):
 
     models_file: str = ""  # optional JSON/TOML catalogue path
 
+    # portability (portability/): uploads waiting for their import job and built export archives
+    # live under transfer_dir — with several replicas, a volume they all mount (or run the worker
+    # where the uploads arrive)
+    transfer_dir: str = "./data/transfers"
+    max_import_bytes: int = 4 * 1024**3  # POST /api/imports (the upload streams to disk)
+    export_ttl_s: int = 7 * 24 * 3600  # an "all my data" archive is deleted after this
+
     # embeddings (off unless an embedder is named; see chatmem/embeddings/__init__.py)
     embedder: str = ""  # '' = off | openai | local | hashing | a third-party entry point
     embedding_model: str = ""  # '' = the embedder's default (text-embedding-3-small, MiniLM …)

@@ -539,3 +539,71 @@ v1_prefixes = Table(
     Index("idx_v1_prefixes_message", "message_id"),
     Index("idx_v1_prefixes_conversation", "conversation_id"),
 )
+
+# + portability (portability/, migration 0008): imports run as jobs whose progress and report
+#   live here; ``import_sources`` keeps each imported conversation's source id (provenance, and
+#   what makes a second import of the same file create nothing new); ``exports`` are the "all my
+#   data" archives built by a job; ``account_deletions`` audits deletions by counts only — no id,
+#   email or content of the deleted user.
+imports = Table(
+    "imports",
+    metadata,
+    Column("id", Text, primary_key=True),
+    _fk("user_id", "users.id", "CASCADE"),
+    _txt("format"),  # detected or named: chatgpt | claude | openwebui | librechat | chatmem
+    _txt("requested_format", "auto"),
+    _txt("filename"),
+    _txt("status", "queued"),  # queued | running | done | failed
+    _flag("dry_run"),
+    _txt("path"),  # the stored upload ('' once deleted)
+    _flag("owns_file", 1),  # 0: a local file named by the CLI, never deleted by chatmem
+    _big("bytes_total"),
+    _big("bytes_read"),
+    _big("items_done"),  # source conversations processed (resumes after a crash)
+    _json("report", "{}"),
+    _txt("error"),
+    _ms("created_at"),
+    _ms("updated_at"),
+    _ms("finished_at", nullable=True),
+    Index("idx_imports_user_created", "user_id", "created_at"),
+)
+
+import_sources = Table(
+    "import_sources",
+    metadata,
+    _fk("user_id", "users.id", "CASCADE"),
+    Column("source", Text, nullable=False),  # the format
+    Column("source_id", Text, nullable=False),  # the conversation's id in the source
+    _fk("conversation_id", "conversations.id", "CASCADE"),
+    _txt("import_id"),
+    _ms("created_at"),
+    PrimaryKeyConstraint("user_id", "source", "source_id"),
+    Index("idx_import_sources_conversation", "conversation_id"),
+)
+
+exports = Table(
+    "exports",
+    metadata,
+    Column("id", Text, primary_key=True),
+    _fk("user_id", "users.id", "CASCADE"),
+    _txt("status", "queued"),  # queued | running | done | failed
+    _txt("path"),
+    _big("size_bytes"),
+    _json("counts", "{}"),
+    _txt("error"),
+    _ms("created_at"),
+    _ms("updated_at"),
+    _ms("expires_at", nullable=True),
+    Index("idx_exports_user_created", "user_id", "created_at"),
+)
+
+account_deletions = Table(
+    "account_deletions",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("actor", Text, nullable=False),  # self | admin
+    _txt("actor_id"),  # the admin's id ('' for self; cleared if that admin is deleted later)
+    _json("counts", "{}"),  # table → rows deleted
+    _ms("created_at"),
+    Index("idx_account_deletions_created", "created_at"),
+)

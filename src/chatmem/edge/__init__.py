@@ -19,7 +19,10 @@ def install(app, settings, *inner) -> None:
     for cls in inner:
         app.add_middleware(cls)
     app.add_middleware(
-        BodyLimit, max_body=settings.max_body_bytes, max_upload=settings.max_upload_bytes
+        BodyLimit,
+        max_body=settings.max_body_bytes,
+        max_upload=settings.max_upload_bytes,
+        large={"/api/imports": settings.max_import_bytes},
     )
     app.add_middleware(SecurityHeaders, csp=settings.content_security_policy)
     hosts = trusted_hosts(settings.trusted_proxies)

@@ -3,7 +3,8 @@
 A declared ``Content-Length`` over the limit is refused before a byte of the body is read; a
 chunked (or lying) body is counted as it arrives and refused the moment it passes the limit, so
 memory per request stays bounded by the limit whatever a client sends. ``multipart/form-data``
-(uploads) has its own, larger cap; the multipart parser keeps its per-part limits on top.
+(uploads) has its own, larger cap; the multipart parser keeps its per-part limits on top. Routes
+named in ``large`` (path prefix → limit: the import upload, which streams to disk) have their own.
 
 Refusing mid-body raises ``BodyTooLarge`` from ``receive``: it is an HTTPException, which
 FastAPI's body parsing lets through unchanged (any other exception there becomes a 400), and the
@@ -39,12 +40,19 @@ def error_body(path: str, limit: int) -> bytes:
 
 
 class BodyLimit:
-    def __init__(self, app, *, max_body: int, max_upload: int) -> None:
+    def __init__(
+        self, app, *, max_body: int, max_upload: int, large: dict[str, int] | None = None
+    ) -> None:
         self.app = app
         self.max_body = max_body
         self.max_upload = max_upload
+        self.large = dict(large or {})
 
     def _limit(self, scope) -> int:
+        path = scope.get("path", "")
+        for prefix, limit in self.large.items():
+            if path == prefix and scope.get("method") == "POST":
+                return limit
         for k, v in scope.get("headers", ()):
             if k == b"content-type" and v.lower().startswith(b"multipart/form-data"):
                 return self.max_upload

@@ -1,0 +1,59 @@
+"""Deleting an account: every row of the user, in every table, in one transaction.
+
+Why it exists: leaving must be as complete as arriving. The seeds' foreign keys cascade from
+``users`` (conversations → messages → stream events, feedback, shares, embeddings, memories →
+memory events, projects, agents, keys, sessions …); what no foreign key reaches is deleted
+explicitly (``store.purge_user``: jobs naming the user or their conversations, the admin column
+of earlier audits). The full-text index rows go with their messages and memories (triggers).
+Uploaded import files and built archives are removed from disk after the commit.
+
+Confirmation is the account's email typed again. The audit row (``account_deletions``) records
+who acted (self or an admin's id) and how many rows each table lost — never the deleted user's
+id, email or content. The last admin cannot be deleted (the server would have none).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from ..db import schema as t
+from ..db.engine import Database
+from ..errors import Conflict, NotFound, Unprocessable
+from . import files, store
+
+U = t.users.c
+
+
+async def delete_account(
+    db: Database, user_id: str, confirm: str, *, actor: str, actor_id: str = ""
+) -> dict:
+    paths: list[str] = []
+    async with db.write() as c:
+        user = (await c.execute(select(U.id, U.email, U.role).where(U.id == user_id))).first()
+        if user is None:
+            raise NotFound("user not found")
+        if confirm.strip().lower() != user.email.lower():
+            raise Unprocessable("confirm must be the account's email", code="confirmation_mismatch")
+        if user.role == "admin":
+            admins = (
+                await c.execute(select(func.count()).select_from(t.users).where(U.role == "admin"))
+            ).scalar_one()
+            if admins <= 1:
+                raise Conflict("the last admin cannot be deleted", code="last_admin")
+        counts = await store.count_user_rows(c, user_id)
+        counts["users"] = 1
+        for table, col in ((t.imports, "path"), (t.exports, "path")):
+            q = select(table.c[col]).where(table.c.user_id == user_id, table.c[col] != "")
+            if table is t.imports:
+                q = q.where(table.c.owns_file == 1)
+            paths += list((await c.execute(q)).scalars())
+        await store.purge_user(c, user_id)
+        audit = await store.add_deletion_audit(c, actor, actor_id, counts)
+    await files.remove(*paths)
+    return {"audit_id": audit, "deleted": counts}
+
+
+async def list_deletions(db: Database, limit: int = 100) -> dict:
+    async with db.read() as c:
+        rows = await store.list_deletions(c, limit)
+    return {"items": [dict(r._mapping) for r in rows]}

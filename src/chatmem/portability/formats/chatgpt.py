@@ -1,0 +1,233 @@
+"""ChatGPT "Export data" (``conversations.json``): one conversation object (pure).
+
+Shape (as the export writes it): ``{id|conversation_id, title, create_time, update_time,
+current_node, default_model_slug, is_archived, mapping: {node_id: {id, parent, children,
+message}}}``; a message is ``{id, author: {role, name}, create_time, content: {content_type, …},
+recipient, status, metadata: {model_slug, attachments, is_visually_hidden_from_conversation}}``.
+Times are epoch seconds (floats).
+
+Mapping to chatmem: the tree is the ``parent`` links (``children`` is redundant and ignored, so
+the two disagreeing cannot hurt); ``current_node`` is the active leaf. The root
+("client-created-root", no message), hidden system prompts, custom instructions and reasoning
+recaps ("Thought for 8s") are skipped with their reason; an assistant step addressed to a tool
+(``recipient`` ≠ "all") is a ``tool_call``, a ``tool`` message a ``tool_output``, and every such
+step — with the thoughts and the answer after it — folds into one assistant message per turn (see
+``tree.py``). Images and files are references (``file-service://…``), noted as present in the
+archive when the zip holds a file with their id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import ConversationError, SourceConversation, SourceMessage
+from .common import as_id, compact, file_block, text, text_block, to_ms
+
+NAME = "chatgpt"
+
+
+def _asset_id(pointer: str) -> str:
+    # file-service://file-AbC123 or sediment://file_00000000abc
+    return pointer.split("://", 1)[-1]
+
+
+def _in_archive(file_id: str, files: frozenset[str]) -> bool:
+    return bool(file_id) and any(file_id in f for f in files)
+
+
+def _part_blocks(parts: Any, attachments: dict, files: frozenset[str], warn) -> list:
+    out: list = []
+    for p in parts if isinstance(parts, list) else ():
+        if isinstance(p, str):
+            out.append(text_block(text(p)))
+        elif isinstance(p, dict):
+            ct = p.get("content_type")
+            if ct == "image_asset_pointer":
+                fid = _asset_id(text(p.get("asset_pointer")))
+                att = attachments.pop(fid, {})
+                out.append(
+                    file_block(
+                        name=text(att.get("name")) or fid or "image",
+                        mime_type=text(att.get("mime_type") or att.get("mimeType")) or "image/*",
+                        size=p.get("size_bytes"),
+                        ref=fid,
+                        in_export=_in_archive(fid, files),
+                        width=p.get("width"),
+                        height=p.get("height"),
+                    )
+                )
+            elif ct == "audio_transcription":
+                out.append(text_block(text(p.get("text"))))
+            elif ct in ("audio_asset_pointer", "real_time_user_audio_video_asset_pointer"):
+                fid = _asset_id(text(p.get("asset_pointer")))
+                out.append(
+                    file_block(
+                        name=fid or "audio",
+                        mime_type="audio/" + text(p.get("format") or "wav"),
+                        size=p.get("size_bytes"),
+                        ref=fid,
+                        in_export=_in_archive(fid, files),
+                    )
+                )
+            elif isinstance(p.get("text"), str):
+                out.append(text_block(text(p["text"])))
+            else:
+                warn(f"part:{ct}")
+    return out
+
+
+def _content_text(content: dict) -> str:
+    if isinstance(content.get("text"), str):
+        return text(content["text"])
+    parts = content.get("parts")
+    if isinstance(parts, list):
+        return "\n\n".join(text(p) for p in parts if isinstance(p, str))
+    if isinstance(content.get("result"), str):
+        return text(content["result"])
+    return ""
+
+
+def _message(node_id: str, parent: str | None, msg: dict, ctx: dict) -> SourceMessage:
+    author = msg.get("author") if isinstance(msg.get("author"), dict) else {}
+    role = text(author.get("role")) or "assistant"
+    content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
+    ct = text(content.get("content_type")) or "text"
+    meta = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
+    created = to_ms(msg.get("create_time"))
+    model = text(meta.get("model_slug")) or ""
+    out = SourceMessage(node_id, parent, role, [], created, model)
+
+    def warn(what: str) -> None:
+        ctx["skipped"][f"unsupported_content:{what}"] += 1
+
+    if meta.get("is_visually_hidden_from_conversation"):
+        out.skip = "hidden"
+        return out
+    if ct == "user_editable_context" or meta.get("is_user_system_message"):
+        out.skip = "custom_instructions"
+        return out
+    if role == "system":
+        out.skip = "system_message"
+        return out
+    if ct == "reasoning_recap":
+        out.skip = "reasoning_recap"
+        return out
+    attachments = {
+        text(a.get("id")): a for a in meta.get("attachments") or () if isinstance(a, dict)
+    }
+    recipient = text(msg.get("recipient")) or "all"
+    if role == "assistant" and recipient != "all":
+        args = _content_text(content)
+        out.blocks = [{"kind": "tool_call", "id": node_id, "name": recipient, "arguments": args}]
+        out.fold = True
+        return out
+    if role == "tool":
+        name = text(author.get("name")) or "tool"
+        if ct == "tether_quote":
+            cite = {
+                "kind": "citation",
+                "title": text(content.get("title")),
+                "text": text(content.get("text")),
+            }
+            if isinstance(content.get("url"), str):
+                cite["url"] = text(content["url"])
+            out.blocks = [cite]
+        elif ct == "multimodal_text":  # e.g. generated images
+            out.blocks = compact(
+                _part_blocks(content.get("parts"), attachments, ctx["files"], warn)
+            )
+        else:
+            body = _content_text(content)
+            out.blocks = (
+                [{"kind": "tool_output", "id": parent or "", "name": name, "text": body}]
+                if body
+                else []
+            )
+        out.role = "assistant"
+        out.fold = True
+        return out
+    blocks: list = []
+    if ct in ("text", "multimodal_text"):
+        blocks = _part_blocks(content.get("parts"), attachments, ctx["files"], warn)
+    elif ct == "code":
+        lang = text(content.get("language")) or ""
+        code = text(content.get("text"))
+        blocks = [
+            text_block(f"```{'' if lang == 'unknown' else lang}\n{code}\n```" if code else "")
+        ]
+    elif ct == "thoughts":
+        parts = []
+        for th in content.get("thoughts") or ():
+            if isinstance(th, dict):
+                head, body = text(th.get("summary")), text(th.get("content"))
+                parts.append(f"{head}\n{body}".strip() if head else body)
+        joined = "\n\n".join(p for p in parts if p)
+        blocks = [{"kind": "thinking", "text": joined}] if joined else []
+    elif ct == "system_error":
+        blocks = [{"kind": "error", "text": text(content.get("text")) or text(content.get("name"))}]
+        out.status = "error"
+    elif ct == "execution_output":
+        blocks = [
+            {"kind": "tool_output", "id": "", "name": "python", "text": _content_text(content)}
+        ]
+    else:
+        body = _content_text(content)
+        if body:
+            blocks = [text_block(body)]
+        else:
+            warn(ct)
+    for fid, att in attachments.items():  # uploads the parts did not already show
+        blocks.append(
+            file_block(
+                name=text(att.get("name")) or fid,
+                mime_type=text(att.get("mime_type") or att.get("mimeType")),
+                size=att.get("size"),
+                ref=fid,
+                in_export=_in_archive(fid, ctx["files"]),
+            )
+        )
+    out.blocks = compact(blocks)
+    return out
+
+
+def parse(obj: Any, files: frozenset[str] = frozenset()) -> SourceConversation:
+    if not isinstance(obj, dict) or not isinstance(obj.get("mapping"), dict):
+        raise ConversationError("malformed", "a ChatGPT conversation needs a 'mapping' object")
+    cid = as_id(obj.get("conversation_id") or obj.get("id"))
+    if not cid:
+        raise ConversationError("malformed", "a ChatGPT conversation needs an id")
+    conv = SourceConversation(
+        id=cid,
+        title=text(obj.get("title")).strip(),
+        messages=[],
+        current_id=as_id(obj.get("current_node")) or None,
+        created_at=to_ms(obj.get("create_time")),
+        updated_at=to_ms(obj.get("update_time")),
+        model=text(obj.get("default_model_slug")),
+        archived=obj.get("is_archived") is True,
+        starred=obj.get("is_starred") is True,
+    )
+    ctx = {"skipped": conv.skipped, "files": files}
+    mapping = obj["mapping"]
+    roles = {}
+    for key, node in mapping.items():
+        if isinstance(node, dict) and isinstance(node.get("message"), dict):
+            a = node["message"].get("author")
+            roles[as_id(node.get("id") or key)] = a.get("role") if isinstance(a, dict) else None
+    for key, node in mapping.items():
+        if not isinstance(node, dict):
+            conv.skipped["malformed_node"] += 1
+            continue
+        nid = as_id(node.get("id") or key)
+        parent = as_id(node.get("parent")) or None
+        msg = node.get("message")
+        if not isinstance(msg, dict):
+            conv.messages.append(SourceMessage(nid, parent, "system", [], skip="empty"))
+            continue
+        m = _message(nid, parent, msg, ctx)
+        if m.role in ("assistant", "tool") and roles.get(parent) in ("assistant", "tool"):
+            m.fold = True
+        if not m.model and m.role == "assistant":
+            m.model = conv.model
+        conv.messages.append(m)
+    return conv

@@ -1,0 +1,466 @@
+"""Imports: an upload becomes a job that streams the file into conversations.
+
+Why it exists: people arrive with years of chats elsewhere. ``create_import`` stores the upload
+under ``transfer_dir`` (streamed to disk, never held in memory), recognises the format at once
+(an unreadable or unknown file answers 422 and nothing is kept) and queues one ``import.run`` job.
+``run_import`` — the job, also run in the foreground by ``chatmem import`` — reads one source
+conversation at a time and writes each in **one transaction**: its conversation row, all its
+messages (multi-row inserts), its provenance row, the import's progress counters and the
+follow-up jobs, so a conversation is imported whole or not at all, and a job that dies resumes
+after the last committed conversation (``items_done``).
+
+Idempotency: ``import_sources`` maps (user, format, source conversation id) to the conversation it
+became, and every imported message keeps its source id in ``metadata.import``. Importing the same
+file again creates nothing; importing a later export of the same account adds only the messages
+that are new (a conversation that grew since) under the parents they had. A chatmem export
+imported into the account it came from is recognised by its conversation ids and skipped.
+
+Dry run: the same parse and repair, nothing written but the report; ``commit_import`` then runs
+the stored upload for real without uploading it again.
+
+Catching up: each written conversation schedules the same follow-up work as a log-mode append
+(``followups.after_append`` with the log window) — one debounced job stream per conversation,
+whatever its message count: memory extraction then walks the imported active path in batches,
+compaction checks it, embeddings are computed; the full-text index is kept by triggers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from ..conversations import followups
+from ..db import schema as t
+from ..db.clock import now_ms
+from ..db.engine import Database
+from ..db.ids import new_id
+from ..errors import Conflict, TooLarge, Unprocessable
+from ..i18n import default_title, pick_language
+from ..jobs.queue import Permanent, enqueue, handler
+from ..unicode import scrub
+from . import files, formats, source, store, tree
+from .model import ConversationError, Plan
+
+IMPORT_JOB = "import.run"
+MAX_LISTED = 200  # errors and warnings kept in a report (the counts stay exact)
+PROGRESS_EVERY_MS = 500
+FORMATS = ("auto", *formats.NAMES)
+
+Progress = Callable[[dict], Any]
+
+
+def import_dir(settings) -> Path:
+    d = Path(settings.transfer_dir) / "imports"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _copy_limited(src, dst: Path, limit: int) -> int:
+    n = 0
+    with open(dst, "wb") as out:
+        while chunk := src.read(1 << 20):
+            n += len(chunk)
+            if n > limit:
+                raise TooLarge(f"the upload is larger than {limit} bytes", details={"limit": limit})
+            out.write(chunk)
+    return n
+
+
+def _check_format(fmt: str) -> str:
+    if fmt not in FORMATS:
+        raise Unprocessable(
+            f"format must be one of {', '.join(FORMATS)}",
+            code="invalid_format",
+            details={"format": fmt},
+        )
+    return fmt
+
+
+def _probe(path: Path, fmt: str) -> tuple[str, int]:
+    """(format, bytes to read) or an Unprocessable naming what is wrong with the file."""
+    try:
+        src = source.open_source(path)
+        found, _prefix = source.sniff(src)
+    except source.SourceError as e:
+        if fmt != "auto" and e.code == "unknown_format":
+            return fmt, src.total
+        raise Unprocessable(e.message, code=e.code) from None
+    return (found if fmt == "auto" else fmt), src.total
+
+
+async def create_import(
+    db: Database,
+    settings,
+    user_id: str,
+    upload,
+    *,
+    filename: str,
+    fmt: str = "auto",
+    dry_run: bool = False,
+    local_path: str | None = None,
+) -> dict:
+    """Store ``upload`` (a binary file object) — or, from the CLI, name ``local_path`` in place —
+    recognise its format and queue the import job."""
+    _check_format(fmt)
+    iid = new_id("imp")
+    if local_path is not None:
+        path, owns = Path(local_path), False  # the CLI passes it absolute
+        if not await files.is_file(path):
+            raise Unprocessable(f"no such file: {local_path}", code="not_found")
+    else:
+        path, owns = import_dir(settings) / f"{iid}.upload", True
+        await asyncio.to_thread(_copy_limited, upload, path, settings.max_import_bytes)
+    try:
+        if await files.size(path) == 0:
+            raise Unprocessable("the file is empty", code="empty_file")
+        detected, total = await asyncio.to_thread(_probe, path, fmt)
+        async with db.write() as c:
+            await store.insert_import(
+                c,
+                user_id,
+                iid,
+                format=detected,
+                requested_format=fmt,
+                filename=scrub(filename)[:500],
+                dry_run=int(dry_run),
+                path=str(path),
+                owns_file=int(owns),
+                bytes_total=total,
+            )
+            await enqueue(c, IMPORT_JOB, {"import_id": iid, "user_id": user_id}, dedupe_key=iid)
+            row = await store.get_import(c, user_id, iid)
+    except BaseException:
+        if owns:
+            await files.remove(path)
+        raise
+    return import_out(row)
+
+
+async def commit_import(db: Database, user_id: str, iid: str) -> dict:
+    """Run a finished dry run's upload for real."""
+    async with db.write() as c:
+        row = await store.get_import(c, user_id, iid)
+        if not (row.dry_run and row.status == "done" and await files.is_file(row.path)):
+            raise Conflict("only a finished dry run whose upload is kept can be committed")
+        await store.update_import(
+            c,
+            iid,
+            dry_run=0,
+            status="queued",
+            items_done=0,
+            bytes_read=0,
+            report={},
+            error="",
+            finished_at=None,
+        )
+        await enqueue(c, IMPORT_JOB, {"import_id": iid, "user_id": user_id}, dedupe_key=iid)
+        row = await store.get_import(c, user_id, iid)
+    return import_out(row)
+
+
+async def get_import(db: Database, user_id: str, iid: str) -> dict:
+    async with db.read() as c:
+        return import_out(await store.get_import(c, user_id, iid))
+
+
+async def list_imports(db: Database, user_id: str, limit: int = 50) -> dict:
+    async with db.read() as c:
+        return {"items": [import_out(r) for r in await store.list_imports(c, user_id, limit)]}
+
+
+def empty_report() -> dict:
+    return {
+        "conversations": {"imported": 0, "updated": 0, "unchanged": 0, "failed": 0, "empty": 0},
+        "messages": {"imported": 0},
+        "skipped": {},
+        "errors": [],
+        "warnings": [],
+        "replaced_bytes": 0,
+    }
+
+
+def import_out(row) -> dict:
+    m = row._mapping
+    report = {**empty_report(), **(m["report"] or {})}
+    total = m["bytes_total"] or 0
+    return {
+        "id": m["id"],
+        "status": m["status"],
+        "format": m["format"],
+        "requested_format": m["requested_format"],
+        "filename": m["filename"],
+        "dry_run": bool(m["dry_run"]),
+        "bytes_total": total,
+        "bytes_read": m["bytes_read"],
+        "progress": 1.0
+        if m["status"] == "done"
+        else min(1.0, m["bytes_read"] / total)
+        if total
+        else 0.0,
+        "conversations_processed": m["items_done"],
+        "report": report,
+        "error": m["error"],
+        "created_at": m["created_at"],
+        "updated_at": m["updated_at"],
+        "finished_at": m["finished_at"],
+    }
+
+
+# ── the job ─────────────────────────────────────────────────────────────────────────────────────
+
+
+def _scrub_deep(v: Any) -> Any:
+    if isinstance(v, str):
+        return scrub(v)
+    if isinstance(v, list):
+        return [_scrub_deep(x) for x in v]
+    if isinstance(v, dict):
+        return {scrub(k) if isinstance(k, str) else k: _scrub_deep(x) for k, x in v.items()}
+    return v
+
+
+def _check_sizes(p: Plan, limit: int) -> None:
+    for pm in p.messages:
+        pm.blocks = _scrub_deep(pm.blocks)
+        size = len(json.dumps(pm.blocks, ensure_ascii=False).encode())
+        if size > limit:
+            raise ConversationError(
+                "message_too_large",
+                f"message {pm.source_id} is {size} bytes; the limit is {limit} "
+                "(CHATMEM_MAX_MESSAGE_BYTES)",
+            )
+
+
+def _provenance(fmt: str, pm) -> dict:
+    src: dict = {"format": fmt, "id": pm.source_id}
+    if pm.merged_ids:
+        src["merged"] = pm.merged_ids
+    return {**pm.metadata, "import": src}
+
+
+async def _write(c, *, user_id: str, iid: str, fmt: str, p: Plan, title: str, delay_ms: int):
+    """One conversation: ("imported" | "updated" | "unchanged", messages written)."""
+    sc = p.source
+    existing = await store.source_conversation(c, user_id, fmt, sc.id)
+    if existing is None and fmt == "chatmem" and await store.owns_conversation(c, user_id, sc.id):
+        return "unchanged", 0  # the account this export came from: the original is here
+    ids: dict[str, str] = await store.imported_messages(c, existing) if existing else {}
+    cid = existing or new_id("c")
+    rows = []
+    for pm in p.messages:
+        known = next((ids[m] for m in (pm.source_id, *pm.merged_ids) if m in ids), None)
+        if known is not None:  # imported before (a grown conversation adds only the rest)
+            ids.setdefault(pm.source_id, known)
+            continue
+        mid = new_id("msg")
+        ids[pm.source_id] = mid
+        parent = ids.get(pm.parent_source_id) if pm.parent_source_id else None
+        rows.append(
+            store.message_row(
+                mid=mid,
+                cid=cid,
+                user_id=user_id,
+                parent_id=parent,
+                pm=pm,
+                metadata=_provenance(fmt, pm),
+            )
+        )
+    if existing and not rows:
+        return "unchanged", 0
+    leaf = ids.get(p.leaf_source_id) if p.leaf_source_id else None
+    newest = max(r["created_at"] for r in rows)
+    if existing:
+        await store.insert_messages(c, rows)
+        await store.grow_conversation(c, cid, len(rows), newest, leaf)
+        outcome = "updated"
+    else:
+        await store.insert_conversation(
+            c,
+            dict(
+                id=cid,
+                user_id=user_id,
+                title=title,
+                model_id=sc.model or next((m.model for m in p.messages if m.model), ""),
+                pinned=int(sc.pinned),
+                starred=int(sc.starred),
+                archived=int(sc.archived),
+                active_leaf_id=leaf,
+                message_count=len(rows),
+                last_message_at=newest,
+                created_at=p.created_at,
+                updated_at=p.updated_at,
+            ),
+        )
+        await store.insert_messages(c, rows)
+        await store.add_source(c, user_id, fmt, sc.id, cid, iid)
+        outcome = "imported"
+    await followups.after_append(
+        c,
+        conversation_id=cid,
+        user_id=user_id,
+        message_id=leaf or rows[-1]["id"],
+        delay_ms=delay_ms,
+    )
+    return outcome, len(rows)
+
+
+def _note(report: dict, key: str, item: dict) -> None:
+    if len(report[key]) < MAX_LISTED:
+        report[key].append(item)
+
+
+async def _user_language(db: Database, user_id: str) -> str:
+    async with db.read() as c:
+        settings = (
+            await c.execute(select(t.users.c.settings).where(t.users.c.id == user_id))
+        ).scalar()
+    return pick_language((settings or {}).get("language"))
+
+
+async def run_import(db: Database, settings, iid: str, progress: Progress | None = None) -> dict:
+    """Run (or resume) import ``iid``; returns its final state (``import_out``)."""
+    async with db.read() as c:
+        row = await store.get_import(c, None, iid)
+    if row.status in ("done", "failed"):
+        return import_out(row)
+    user_id, path = row.user_id, Path(row.path)
+    if not await files.is_file(path):
+        async with db.write() as c:
+            await store.update_import(
+                c,
+                iid,
+                status="failed",
+                error="the upload is not on this machine (share CHATMEM_TRANSFER_DIR between "
+                "replicas, or run the worker where uploads arrive)",
+                finished_at=now_ms(),
+            )
+            row = await store.get_import(c, None, iid)
+        raise Permanent(row.error)
+    title = default_title(await _user_language(db, user_id))
+    report = {**empty_report(), **(row.report or {})}
+    skipped = Counter(report["skipped"])
+    done, dry = row.items_done, bool(row.dry_run)
+    async with db.write() as c:
+        await store.update_import(c, iid, status="running")
+    fmt = row.format
+    parse = formats.PARSERS[fmt]
+    src = source.open_source(path)
+    prefix = source.default_prefix(fmt, src)
+    sentinel = object()
+    last = 0
+    state = {"bytes": 0}
+
+    def snapshot(status: str = "running") -> dict:
+        report["skipped"] = dict(skipped)
+        return {
+            "id": iid,
+            "status": status,
+            "bytes_read": state["bytes"],
+            "bytes_total": src.total,
+            "conversations_processed": done,
+            "report": report,
+        }
+
+    error = ""
+    with src.open() as stream:
+        it = enumerate(source.items(stream, prefix))
+        while True:
+            try:
+                nxt = await asyncio.to_thread(next, it, sentinel)
+            except Exception as e:  # ijson: the file breaks off or is not JSON from here on
+                error = f"the file is not valid JSON after {done} conversation(s): {e}"[:500]
+                break
+            if nxt is sentinel:
+                break
+            index, obj = nxt
+            state["bytes"] = stream.consumed
+            report["replaced_bytes"] = stream.replaced
+            if index < done:
+                continue  # committed by an earlier attempt of this job
+            sid = None
+            try:
+                sc = parse(obj, src.files)
+                sid = sc.id
+                p = tree.plan(sc, now=now_ms())
+                _check_sizes(p, settings.max_message_bytes)
+            except ConversationError as e:
+                if e.code == "empty":
+                    report["conversations"]["empty"] += 1
+                else:
+                    report["conversations"]["failed"] += 1
+                    _note(
+                        report,
+                        "errors",
+                        {"index": index, "source_id": sid, "code": e.code, "message": e.message},
+                    )
+                p = None
+            if p is not None:
+                skipped.update(p.skipped)
+                for w in p.warnings:
+                    _note(report, "warnings", {"index": index, "source_id": sid, "message": w})
+            done = index + 1
+            if p is not None and not dry:
+                async with db.write() as c:
+                    outcome, n = await _write(
+                        c,
+                        user_id=user_id,
+                        iid=iid,
+                        fmt=fmt,
+                        p=p,
+                        title=(scrub(p.source.title)[:500] or title),
+                        delay_ms=settings.log_followup_delay_ms,
+                    )
+                    report["conversations"][outcome] += 1
+                    report["messages"]["imported"] += n
+                    report["skipped"] = dict(skipped)
+                    await store.update_import(
+                        c, iid, items_done=done, bytes_read=state["bytes"], report=report
+                    )
+            elif p is not None:
+                report["conversations"]["imported"] += 1
+                report["messages"]["imported"] += len(p.messages)
+            now = now_ms()
+            if now - last >= PROGRESS_EVERY_MS:
+                last = now
+                if dry or p is None:
+                    async with db.write() as c:
+                        report["skipped"] = dict(skipped)
+                        await store.update_import(
+                            c, iid, items_done=done, bytes_read=state["bytes"], report=report
+                        )
+                if progress is not None:
+                    progress(snapshot())
+        state["bytes"] = stream.consumed
+        report["replaced_bytes"] = stream.replaced
+    report["skipped"] = dict(skipped)
+    final = "failed" if error else "done"
+    async with db.write() as c:
+        await store.update_import(
+            c,
+            iid,
+            status=final,
+            error=error,
+            items_done=done,
+            bytes_read=state["bytes"],
+            report=report,
+            finished_at=now_ms(),
+            **({} if dry else {"path": "" if row.owns_file else row.path}),
+        )
+        row = await store.get_import(c, None, iid)
+    if not dry and row.owns_file:
+        await files.remove(path)
+    out = import_out(row)
+    if progress is not None:
+        progress(out)
+    return out
+
+
+@handler(IMPORT_JOB)
+async def import_job(rt, payload: dict) -> None:
+    await run_import(rt.db, rt.settings, payload["import_id"])
