@@ -103,3 +103,73 @@ def tree_of(rows) -> dict:
 
 def load(name: str):
     return json.loads((DATA / name).read_text())
+
+
+WORDS = (
+    "the plan for tomorrow includes a walk by the river then coffee and a long talk about "
+    "books music travel code gardens weather recipes budgets and the next trip to Kyoto"
+).split()
+
+
+def write_chatgpt_export(path: Path, conversations: int, per_conversation: int) -> int:
+    """A synthetic ChatGPT ``conversations.json`` written as a stream (never whole in memory):
+    ``conversations`` conversations of ``per_conversation`` visible messages each, alternating
+    user/assistant, with a regenerated answer every tenth turn (a sibling branch) and the hidden
+    root/system nodes real exports have. Returns the number of visible messages."""
+    total = 0
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("[")
+        for ci in range(conversations):
+            t0 = 1_600_000_000 + ci * 3600
+            mapping = {
+                "root": {"id": "root", "message": None, "parent": None, "children": ["sys"]},
+                "sys": {
+                    "id": "sys",
+                    "parent": "root",
+                    "children": [],
+                    "message": {
+                        "author": {"role": "system"},
+                        "content": {"content_type": "text", "parts": [""]},
+                        "metadata": {"is_visually_hidden_from_conversation": True},
+                    },
+                },
+            }
+            parent, made, turn = "sys", 0, 0
+            while made < per_conversation:
+                role = "user" if turn % 2 == 0 else "assistant"
+                turn += 1
+                nid = f"{ci}-{made}"
+                words = " ".join(WORDS[(made * 7 + i) % len(WORDS)] for i in range(40))
+                mapping[nid] = {
+                    "id": nid,
+                    "parent": parent,
+                    "children": [],
+                    "message": {
+                        "id": nid,
+                        "author": {"role": role},
+                        "create_time": t0 + made * 10,
+                        "content": {"content_type": "text", "parts": [f"{made}: {words}"]},
+                        "metadata": {"model_slug": "gpt-4o"} if role == "assistant" else {},
+                        "recipient": "all",
+                    },
+                }
+                mapping[parent]["children"].append(nid)
+                made += 1
+                if role == "assistant" and turn % 10 == 0 and made < per_conversation:
+                    alt = f"{nid}-regen"
+                    mapping[alt] = {**mapping[nid], "id": alt, "children": []}
+                    mapping[parent]["children"].append(alt)
+                    made += 1
+                parent = nid
+            doc = {
+                "id": f"conv-{ci}",
+                "title": f"Synthetic {ci}",
+                "create_time": t0,
+                "update_time": t0 + made * 10,
+                "current_node": parent,
+                "mapping": mapping,
+            }
+            f.write(("," if ci else "") + json.dumps(doc))
+            total += made
+        f.write("]")
+    return total

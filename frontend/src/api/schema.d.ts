@@ -4,6 +4,46 @@
  */
 
 export interface paths {
+    "/api/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete My Account
+         * @description Delete the caller's account and every row of it; ``confirm`` is the account's email.
+         */
+        delete: operations["delete_my_account_api_account_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/account-deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Deletions
+         * @description The deletion audit: who acted and how many rows each table lost — nothing else.
+         */
+        get: operations["list_deletions_api_admin_account_deletions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/embeddings": {
         parameters: {
             query?: never;
@@ -67,6 +107,26 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/users/{uid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete User
+         * @description Admins: delete a user and every row of theirs (``confirm``: that user's email).
+         */
+        delete: operations["delete_user_api_admin_users__uid__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -269,6 +329,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/{cid}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Export Conversation */
+        get: operations["export_conversation_api_conversations__cid__export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations/{cid}/fork": {
         parameters: {
             query?: never;
@@ -432,6 +509,81 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Exports */
+        get: operations["list_exports_api_exports_get"];
+        put?: never;
+        /**
+         * Start Export
+         * @description "Download all my data": a zip built by a job; poll it, then download it.
+         */
+        post: operations["start_export_api_exports_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/memories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Memories
+         * @description Every memory with its history of events.
+         */
+        get: operations["export_memories_api_exports_memories_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/{eid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Export */
+        get: operations["get_export_api_exports__eid__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/{eid}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download Export */
+        get: operations["download_export_api_exports__eid__download_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;
@@ -443,6 +595,65 @@ export interface paths {
         get: operations["health_api_health_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Imports */
+        get: operations["list_imports_api_imports_get"];
+        put?: never;
+        /**
+         * Start Import
+         * @description Upload an export from ChatGPT, Claude, Open WebUI, LibreChat or chatmem. The import runs
+         *     as a job: poll ``GET /api/imports/{id}`` for progress and its report.
+         */
+        post: operations["start_import_api_imports_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/{iid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Import */
+        get: operations["get_import_api_imports__iid__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/{iid}/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Commit Import
+         * @description Import a finished dry run's upload for real (no second upload).
+         */
+        post: operations["commit_import_api_imports__iid__commit_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1075,6 +1286,26 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** Body_start_import_api_imports_post */
+        Body_start_import_api_imports_post: {
+            /**
+             * Dry Run
+             * @description report only; commit it later
+             * @default false
+             */
+            dry_run?: boolean;
+            /**
+             * File
+             * @description the export: JSON, or the zip as downloaded
+             */
+            file: string;
+            /**
+             * Format
+             * @default auto
+             * @enum {string}
+             */
+            format?: "auto" | "chatgpt" | "claude" | "openwebui" | "librechat" | "chatmem";
+        };
         /** ChatCompletion */
         ChatCompletion: {
             /** Choices */
@@ -1300,6 +1531,42 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** ConversationDoc */
+        ConversationDoc: {
+            /** Active Leaf Id */
+            active_leaf_id: string | null;
+            /** Agent Id */
+            agent_id: string | null;
+            /** Archived */
+            archived: boolean;
+            /** Created At */
+            created_at: number;
+            /** Id */
+            id: string;
+            /** Last Message At */
+            last_message_at: number | null;
+            /** Message Count */
+            message_count: number;
+            /**
+             * Messages
+             * @description the whole tree, parents before children
+             */
+            messages: components["schemas"]["MessageDoc"][];
+            /** Model Id */
+            model_id: string;
+            /** Pinned */
+            pinned: boolean;
+            /** Project Id */
+            project_id: string | null;
+            /** Starred */
+            starred: boolean;
+            /** Summary */
+            summary: string | null;
+            /** Title */
+            title: string;
+            /** Updated At */
+            updated_at: number;
+        };
         /** ConversationHit */
         ConversationHit: {
             /** Agent Id */
@@ -1413,6 +1680,52 @@ export interface components {
             /** Title */
             title?: string | null;
         };
+        /** DeleteAccountIn */
+        DeleteAccountIn: {
+            /**
+             * Confirm
+             * @description the account's email, typed again to confirm
+             */
+            confirm: string;
+        };
+        /** DeletionAudit */
+        DeletionAudit: {
+            /**
+             * Actor
+             * @enum {string}
+             */
+            actor: "self" | "admin";
+            /**
+             * Actor Id
+             * @description the admin who deleted ('' for self-deletion)
+             */
+            actor_id: string;
+            /** Counts */
+            counts: {
+                [key: string]: number;
+            };
+            /** Created At */
+            created_at: number;
+            /** Id */
+            id: string;
+        };
+        /** DeletionOut */
+        DeletionOut: {
+            /** Audit Id */
+            audit_id: string;
+            /**
+             * Deleted
+             * @description rows deleted, per table
+             */
+            deleted: {
+                [key: string]: number;
+            };
+        };
+        /** DeletionPage */
+        DeletionPage: {
+            /** Items */
+            items: components["schemas"]["DeletionAudit"][];
+        };
         /** DoneEvent */
         DoneEvent: {
             /**
@@ -1496,6 +1809,60 @@ export interface components {
         ErrorResponse: {
             error: components["schemas"]["ErrorInfo"];
         };
+        /**
+         * ExportDocument
+         * @description chatmem's export format (what ``POST /api/imports`` reads back as ``chatmem``).
+         */
+        ExportDocument: {
+            /** Conversations */
+            conversations: components["schemas"]["ConversationDoc"][];
+            /** Exported At */
+            exported_at: number;
+            /**
+             * Format
+             * @constant
+             */
+            format: "chatmem";
+            /** Version */
+            version: number;
+        };
+        /** ExportOut */
+        ExportOut: {
+            /** Counts */
+            counts: {
+                [key: string]: number;
+            };
+            /** Created At */
+            created_at: number;
+            /**
+             * Download Url
+             * @description set once the archive is built
+             */
+            download_url: string | null;
+            /** Error */
+            error: string;
+            /**
+             * Expires At
+             * @description when the archive is deleted
+             */
+            expires_at: number | null;
+            /** Id */
+            id: string;
+            /** Size Bytes */
+            size_bytes: number;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "running" | "done" | "failed";
+            /** Updated At */
+            updated_at: number;
+        };
+        /** ExportPage */
+        ExportPage: {
+            /** Items */
+            items: components["schemas"]["ExportOut"][];
+        };
         /** Failure */
         Failure: {
             error: components["schemas"]["ErrorBody"];
@@ -1547,6 +1914,79 @@ export interface components {
             database: string;
             /** Ok */
             ok: boolean;
+        };
+        /** ImportOut */
+        ImportOut: {
+            /** Bytes Read */
+            bytes_read: number;
+            /** Bytes Total */
+            bytes_total: number;
+            /** Conversations Processed */
+            conversations_processed: number;
+            /** Created At */
+            created_at: number;
+            /** Dry Run */
+            dry_run: boolean;
+            /**
+             * Error
+             * @description why the file stopped being readable ('' when it did not)
+             */
+            error: string;
+            /** Filename */
+            filename: string;
+            /** Finished At */
+            finished_at: number | null;
+            /**
+             * Format
+             * @description chatgpt | claude | openwebui | librechat | chatmem
+             */
+            format: string;
+            /** Id */
+            id: string;
+            /** Progress */
+            progress: number;
+            report: components["schemas"]["ImportReport"];
+            /** Requested Format */
+            requested_format: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "running" | "done" | "failed";
+            /** Updated At */
+            updated_at: number;
+        };
+        /** ImportPage */
+        ImportPage: {
+            /** Items */
+            items: components["schemas"]["ImportOut"][];
+        };
+        /** ImportReport */
+        ImportReport: {
+            conversations: components["schemas"]["ReportConversations"];
+            /**
+             * Errors
+             * @description per-conversation failures (first 200)
+             */
+            errors: components["schemas"]["ItemError"][];
+            messages: components["schemas"]["ReportMessages"];
+            /**
+             * Replaced Bytes
+             * @description invalid UTF-8 sequences replaced by U+FFFD
+             */
+            replaced_bytes: number;
+            /**
+             * Skipped
+             * @description source nodes not imported, by reason (hidden, system_message, duplicate_id, empty, unsupported_content:<type>, …)
+             */
+            skipped: {
+                [key: string]: number;
+            };
+            /**
+             * Warnings
+             * @description repairs made (first 200)
+             */
+            warnings: components["schemas"]["ItemWarning"][];
         };
         /**
          * InboxChatMessage
@@ -1613,6 +2053,32 @@ export interface components {
             message_id: string;
             /** Quote */
             quote: string;
+        };
+        /** ItemError */
+        ItemError: {
+            /**
+             * Code
+             * @description malformed | message_too_large | …
+             */
+            code: string;
+            /**
+             * Index
+             * @description position of the conversation in the file (0-based)
+             */
+            index: number;
+            /** Message */
+            message: string;
+            /** Source Id */
+            source_id: string | null;
+        };
+        /** ItemWarning */
+        ItemWarning: {
+            /** Index */
+            index: number;
+            /** Message */
+            message: string;
+            /** Source Id */
+            source_id: string | null;
         };
         /** JobOut */
         JobOut: {
@@ -1687,6 +2153,65 @@ export interface components {
             /** Theme */
             theme?: ("system" | "light" | "dark") | null;
         };
+        /** MemoriesExport */
+        MemoriesExport: {
+            /** Exported At */
+            exported_at: number;
+            /**
+             * Format
+             * @constant
+             */
+            format: "chatmem.memories";
+            /** Memories */
+            memories: components["schemas"]["MemoryDoc"][];
+            /** Version */
+            version: number;
+        };
+        /** MemoryDoc */
+        MemoryDoc: {
+            /** Affected Domains */
+            affected_domains: unknown[];
+            /** Agent Id */
+            agent_id: string | null;
+            /** Confidence */
+            confidence: number;
+            /** Created At */
+            created_at: number;
+            /** History */
+            history: components["schemas"]["MemoryEventDoc"][];
+            /** Id */
+            id: string;
+            /** Importance */
+            importance: number;
+            /** Memory Text */
+            memory_text: string;
+            /** Memory Type */
+            memory_type: string;
+            /** Origin */
+            origin: string;
+            /** Reason */
+            reason: string;
+            /** Slot */
+            slot: string;
+            /** Source Message Id */
+            source_message_id: string | null;
+            /** Source Message Ids */
+            source_message_ids: unknown[];
+            /** Status */
+            status: string;
+            /** Superseded By */
+            superseded_by: unknown[];
+            /** Supersedes */
+            supersedes: unknown[];
+            /** Updated At */
+            updated_at: number;
+            /** Valid From */
+            valid_from: number | null;
+            /** Valid Until */
+            valid_until: number | null;
+            /** Value */
+            value: string;
+        };
         /** MemoryEvent */
         MemoryEvent: {
             /** Actor */
@@ -1701,6 +2226,23 @@ export interface components {
              * Event
              * @description created | reinforced | superseded | edited | disabled | …
              */
+            event: string;
+            /** Id */
+            id: string;
+            /** Reason */
+            reason: string;
+        };
+        /** MemoryEventDoc */
+        MemoryEventDoc: {
+            /** Actor */
+            actor: string;
+            /** After */
+            after?: unknown;
+            /** Before */
+            before?: unknown;
+            /** Created At */
+            created_at: number;
+            /** Event */
             event: string;
             /** Id */
             id: string;
@@ -1857,6 +2399,41 @@ export interface components {
             valid_until: number | null;
             /** Value */
             value: string;
+        };
+        /** MessageDoc */
+        MessageDoc: {
+            /** Attachments */
+            attachments: unknown[];
+            /** Blocks */
+            blocks: {
+                [key: string]: unknown;
+            }[];
+            /** Citations */
+            citations: unknown[];
+            /** Created At */
+            created_at: number;
+            /** Error */
+            error: string;
+            /** Feedback */
+            feedback: string;
+            /** Id */
+            id: string;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Model Id */
+            model_id: string;
+            /** Model Label */
+            model_label: string;
+            /** Parent Id */
+            parent_id: string | null;
+            /** Role */
+            role: string;
+            /** Status */
+            status: string;
+            /** Stop Reason */
+            stop_reason: string | null;
         };
         /** MessageFeedback */
         MessageFeedback: {
@@ -2315,6 +2892,39 @@ export interface components {
             message_id?: string | null;
             /** Model */
             model?: string | null;
+        };
+        /** ReportConversations */
+        ReportConversations: {
+            /**
+             * Empty
+             * @description conversations without a visible message
+             */
+            empty: number;
+            /**
+             * Failed
+             * @description conversations that could not be imported (see errors)
+             */
+            failed: number;
+            /**
+             * Imported
+             * @description new conversations (in a dry run: that would be created)
+             */
+            imported: number;
+            /**
+             * Unchanged
+             * @description already imported, nothing new
+             */
+            unchanged: number;
+            /**
+             * Updated
+             * @description conversations imported before that gained new messages
+             */
+            updated: number;
+        };
+        /** ReportMessages */
+        ReportMessages: {
+            /** Imported */
+            imported: number;
         };
         /** ReportOut */
         ReportOut: {
@@ -2792,6 +3402,171 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    delete_my_account_api_account_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteAccountIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletionOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body exceeds the server's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_deletions_api_admin_account_deletions_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletionPage"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     embeddings_status_api_admin_embeddings_get: {
         parameters: {
             query?: never;
@@ -3047,6 +3822,105 @@ export interface operations {
             };
             /** @description Not found (anything owned by another user is reported as not found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_user_api_admin_users__uid__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteAccountIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletionOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body exceeds the server's limit */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4298,6 +5172,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ContextOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    export_conversation_api_conversations__cid__export_get: {
+        parameters: {
+            query?: {
+                format?: "json" | "markdown" | "html";
+            };
+            header?: never;
+            path: {
+                cid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description json: the whole tree (chatmem's import format); markdown and html: the active path (html is a printable page) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportDocument"];
+                    "text/html": string;
+                    "text/markdown": string;
                 };
             };
             /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
@@ -5964,6 +6919,369 @@ export interface operations {
             };
         };
     };
+    list_exports_api_exports_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportPage"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    start_export_api_exports_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    export_memories_api_exports_memories_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoriesExport"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_export_api_exports__eid__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                eid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    download_export_api_exports__eid__download_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                eid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the archive */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": string;
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     health_api_health_get: {
         parameters: {
             query?: never;
@@ -5980,6 +7298,316 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_imports_api_imports_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportPage"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    start_import_api_imports_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["Body_start_import_api_imports_post"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The content exceeds the configured size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_import_api_imports__iid__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                iid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    commit_import_api_imports__iid__commit_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                iid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description The database is briefly unavailable; retry (Retry-After) */

@@ -22,6 +22,7 @@ from ..db.migrate import upgrade
 from ..embeddings import jobs as embedding_jobs
 from ..embeddings import registry as embedders
 from ..errors import ApiError
+from . import portability
 from .bootstrap import first_start, login_link
 
 app = typer.Typer(
@@ -239,3 +240,6 @@ def embeddings_backfill() -> None:
         f"queued embedding for {got['conversations']} conversations and {got['users']} users "
         f"({embedders.model_key(s, embedder)})"
     )
+
+
+portability.register(app, users_app, _run_or_exit)

@@ -23,7 +23,7 @@ from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..errors import Conflict
-from ..jobs.queue import enqueue, handler
+from ..jobs.queue import Permanent, enqueue, handler
 from . import files, render, store
 
 EXPORT_JOB = "export.archive"
@@ -173,11 +173,14 @@ async def write_archive(db: Database, user_id: str, path: Path) -> dict:
                 doc = _doc(conv, messages)
                 piece = ("" if i == 0 else ",\n") + json.dumps(doc, ensure_ascii=False)
                 await asyncio.to_thread(out.write, piece.encode())
-                md_name = f"conversations/{filename_for(conv.title, cid, 'markdown')}"
-                await asyncio.to_thread(z.writestr, md_name, render.markdown(doc))
                 counts["conversations"] += 1
                 counts["messages"] += len(messages)
             await asyncio.to_thread(out.write, b"\n]}\n")
+        for cid in ids:  # a second pass: one zip member is written at a time
+            async with db.read() as c:
+                conv, messages = await store.conversation_with_messages(c, user_id, cid)
+            md_name = f"conversations/{filename_for(conv.title, cid, 'markdown')}"
+            await asyncio.to_thread(z.writestr, md_name, render.markdown(_doc(conv, messages)))
         mems = await memories_export(db, user_id)
         counts["memories"] = len(mems["memories"])
         await _write_json(z, "memories.json", mems)
@@ -218,7 +221,18 @@ async def run_export(db: Database, settings, eid: str) -> dict:
     async with db.write() as c:
         await store.update_export(c, eid, status="running")
     path = export_dir(settings) / f"{eid}.zip"
-    counts = await write_archive(db, row.user_id, path)
+    try:
+        counts = await write_archive(db, row.user_id, path)
+    except Exception as e:  # the user may ask again; a half-built archive is never offered
+        async with db.write() as c:
+            await store.update_export(
+                c,
+                eid,
+                status="failed",
+                error=f"the archive could not be built ({type(e).__name__})",
+            )
+        await files.remove(path.with_suffix(".part"))
+        raise Permanent(str(e)) from e
     now = now_ms()
     async with db.write() as c:
         await store.update_export(

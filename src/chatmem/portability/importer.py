@@ -104,9 +104,11 @@ async def create_import(
     fmt: str = "auto",
     dry_run: bool = False,
     local_path: str | None = None,
+    queue: bool = True,
 ) -> dict:
     """Store ``upload`` (a binary file object) — or, from the CLI, name ``local_path`` in place —
-    recognise its format and queue the import job."""
+    recognise its format and queue the import job (``queue=False``: the caller runs
+    ``run_import`` itself, in the foreground, so no worker races it)."""
     _check_format(fmt)
     iid = new_id("imp")
     if local_path is not None:
@@ -133,7 +135,8 @@ async def create_import(
                 owns_file=int(owns),
                 bytes_total=total,
             )
-            await enqueue(c, IMPORT_JOB, {"import_id": iid, "user_id": user_id}, dedupe_key=iid)
+            if queue:
+                await enqueue(c, IMPORT_JOB, {"import_id": iid, "user_id": user_id}, dedupe_key=iid)
             row = await store.get_import(c, user_id, iid)
     except BaseException:
         if owns:

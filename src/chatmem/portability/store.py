@@ -230,11 +230,7 @@ async def delete_export_row(c: AsyncConnection, eid: str) -> None:
 def _job_refs(c: AsyncConnection, user_id: str):
     """Jobs whose payload names the user or one of their conversations."""
     J = t.jobs.c
-    if c.dialect.name == "postgresql":
-        uid, cid = J.payload["user_id"].astext, J.payload["conversation_id"].astext
-    else:
-        uid = func.json_extract(J.payload, "$.user_id")
-        cid = func.json_extract(J.payload, "$.conversation_id")
+    uid, cid = J.payload["user_id"].as_string(), J.payload["conversation_id"].as_string()
     owned = select(C.id).where(C.user_id == user_id)
     return or_(uid == user_id, cid.in_(owned))
 

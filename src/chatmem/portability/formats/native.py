@@ -54,6 +54,9 @@ def parse(obj: Any, files: frozenset[str] = frozenset()) -> SourceConversation:
             text(m.get("model_id")),
             status="error" if m.get("status") == "error" else "complete",
         )
+        meta = m.get("metadata")
+        if isinstance(meta, dict):  # the caller's metadata travels; provenance is set anew
+            msg.metadata = {k: v for k, v in meta.items() if k != "import"}
         if role not in ("user", "assistant"):
             msg.skip = "unknown_role"
         conv.messages.append(msg)
