@@ -219,34 +219,35 @@ async def test_deleting_an_account_leaves_no_row_anywhere(db_url, tmp_path):
 
 
 async def test_admin_deletes_a_user_and_the_audit_has_counts_only(db_url, tmp_path):
-    async with port_app(db_url, tmp_path) as app:
-        async with client_for(app, admin=True) as admin, client_for(app) as u:
-            await import_file(app, u, DATA / "claude.json")
-            r = await u.request(
-                "DELETE", f"/api/admin/users/{admin.user_id}", json={"confirm": "x"}
+    async with (
+        port_app(db_url, tmp_path) as app,
+        client_for(app, admin=True) as admin,
+        client_for(app) as u,
+    ):
+        await import_file(app, u, DATA / "claude.json")
+        r = await u.request("DELETE", f"/api/admin/users/{admin.user_id}", json={"confirm": "x"})
+        assert r.status_code == 403
+        r = await admin.request(
+            "DELETE", "/api/admin/users/nope", json={"confirm": "nope@example.com"}
+        )
+        assert r.status_code == 404
+        r = await admin.request(
+            "DELETE", f"/api/admin/users/{u.user_id}", json={"confirm": u.email}
+        )
+        assert r.status_code == 200, r.text
+        assert r.json()["deleted"]["messages"] == 9
+        assert await scan(app, [u.user_id, u.email]) == {}
+        audit = (await admin.get("/api/admin/account-deletions")).json()["items"]
+        assert len(audit) == 1 and audit[0]["actor"] == "admin"
+        assert audit[0]["actor_id"] == admin.user_id and audit[0]["counts"]["messages"] == 9
+        assert (await u.get("/api/admin/account-deletions")).status_code == 401
+        # the only admin cannot delete themselves
+        r = await admin.request("DELETE", "/api/account", json={"confirm": admin.email})
+        assert r.status_code == 409 and r.json()["error"]["code"] == "last_admin"
+        async with client_for(app, admin=True) as second:
+            r = await second.request(
+                "DELETE", f"/api/admin/users/{admin.user_id}", json={"confirm": admin.email}
             )
-            assert r.status_code == 403
-            r = await admin.request(
-                "DELETE", "/api/admin/users/nope", json={"confirm": "nope@example.com"}
-            )
-            assert r.status_code == 404
-            r = await admin.request(
-                "DELETE", f"/api/admin/users/{u.user_id}", json={"confirm": u.email}
-            )
-            assert r.status_code == 200, r.text
-            assert r.json()["deleted"]["messages"] == 9
-            assert await scan(app, [u.user_id, u.email]) == {}
-            audit = (await admin.get("/api/admin/account-deletions")).json()["items"]
-            assert len(audit) == 1 and audit[0]["actor"] == "admin"
-            assert audit[0]["actor_id"] == admin.user_id and audit[0]["counts"]["messages"] == 9
-            assert (await u.get("/api/admin/account-deletions")).status_code == 401
-            # the only admin cannot delete themselves
-            r = await admin.request("DELETE", "/api/account", json={"confirm": admin.email})
-            assert r.status_code == 409 and r.json()["error"]["code"] == "last_admin"
-            async with client_for(app, admin=True) as second:
-                r = await second.request(
-                    "DELETE", f"/api/admin/users/{admin.user_id}", json={"confirm": admin.email}
-                )
-                assert r.status_code == 200
-                # the deleted admin's id went from the audit row they had written
-                assert await scan(app, [admin.user_id, admin.email]) == {}
+            assert r.status_code == 200
+            # the deleted admin's id went from the audit row they had written
+            assert await scan(app, [admin.user_id, admin.email]) == {}

@@ -50,9 +50,9 @@ def canonical(conv, rows) -> dict:
 
 
 async def _trees(app, user_id) -> list:
-    out = []
-    for conv in await conversations(app, user_id):
-        out.append(canonical(conv, await messages(app, conv.id)))
+    out = [
+        canonical(conv, await messages(app, conv.id)) for conv in await conversations(app, user_id)
+    ]
     return sorted(out, key=lambda x: x["title"])
 
 
