@@ -23,7 +23,7 @@ from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..errors import Conflict
-from ..jobs.queue import Permanent, enqueue, handler
+from ..jobs.queue import Permanent, enqueue
 from . import files, render, store
 
 EXPORT_JOB = "export.archive"
@@ -252,6 +252,5 @@ async def run_export(db: Database, settings, eid: str) -> dict:
     return export_out(row)
 
 
-@handler(EXPORT_JOB)
 async def export_job(rt, payload: dict) -> None:
     await run_export(rt.db, rt.settings, payload["export_id"])

@@ -42,7 +42,7 @@ from ..db.engine import Database
 from ..db.ids import new_id
 from ..errors import Conflict, TooLarge, Unprocessable
 from ..i18n import default_title, pick_language
-from ..jobs.queue import Permanent, enqueue, handler
+from ..jobs.queue import Permanent, enqueue
 from ..unicode import scrub
 from . import files, formats, source, store, tree
 from .model import ConversationError, Plan
@@ -355,7 +355,6 @@ async def run_import(db: Database, settings, iid: str, progress: Progress | None
     parse = formats.PARSERS[fmt]
     src = source.open_source(path)
     prefix = source.default_prefix(fmt, src)
-    sentinel = object()
     last = 0
     state = {"bytes": 0}
 
@@ -375,11 +374,11 @@ async def run_import(db: Database, settings, iid: str, progress: Progress | None
         it = enumerate(source.items(stream, prefix))
         while True:
             try:
-                nxt = await asyncio.to_thread(next, it, sentinel)
+                nxt = await asyncio.to_thread(next, it, None)
             except Exception as e:  # ijson: the file breaks off or is not JSON from here on
                 error = f"the file is not valid JSON after {done} conversation(s): {e}"[:500]
                 break
-            if nxt is sentinel:
+            if nxt is None:
                 break
             index, obj = nxt
             state["bytes"] = stream.consumed
@@ -464,6 +463,5 @@ async def run_import(db: Database, settings, iid: str, progress: Progress | None
     return out
 
 
-@handler(IMPORT_JOB)
 async def import_job(rt, payload: dict) -> None:
     await run_import(rt.db, rt.settings, payload["import_id"])

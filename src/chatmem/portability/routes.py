@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
+from fastapi import APIRouter, File, Form, Query, UploadFile
 from fastapi.responses import FileResponse, Response
 
-from ..auth.deps import current_admin, current_user, get_runtime
-from ..auth.models import Principal
+from ..auth.deps import CurrentAdmin, CurrentUser, RuntimeDep
 from ..contracts.errors import AUTHED, errors
 from ..contracts.openapi import schema_ref
-from ..runtime import Runtime
 from . import account, exporter, importer
 from .render import PAGE_CSP
 from .wire import (
@@ -28,16 +26,13 @@ from .wire import (
 
 router = APIRouter(tags=["portability"], responses=errors(*AUTHED))
 
-User = Annotated[Principal, Depends(current_user)]
-Admin = Annotated[Principal, Depends(current_admin)]
-Rt = Annotated[Runtime, Depends(get_runtime)]
 ImportFormat = Literal["auto", "chatgpt", "claude", "openwebui", "librechat", "chatmem"]
 
 
 @router.post("/api/imports", status_code=202, response_model=ImportOut, responses=errors(413))
 async def start_import(
-    p: User,
-    rt: Rt,
+    p: CurrentUser,
+    rt: RuntimeDep,
     file: Annotated[UploadFile, File(description="the export: JSON, or the zip as downloaded")],
     format: Annotated[ImportFormat, Form()] = "auto",
     dry_run: Annotated[bool, Form(description="report only; commit it later")] = False,
@@ -56,12 +51,14 @@ async def start_import(
 
 
 @router.get("/api/imports", response_model=ImportPage)
-async def list_imports(p: User, rt: Rt, limit: Annotated[int, Query(ge=1, le=200)] = 50):
+async def list_imports(
+    p: CurrentUser, rt: RuntimeDep, limit: Annotated[int, Query(ge=1, le=200)] = 50
+):
     return await importer.list_imports(rt.db, p.id, limit)
 
 
 @router.get("/api/imports/{iid}", response_model=ImportOut, responses=errors(404))
-async def get_import(iid: str, p: User, rt: Rt):
+async def get_import(iid: str, p: CurrentUser, rt: RuntimeDep):
     return await importer.get_import(rt.db, p.id, iid)
 
 
@@ -71,7 +68,7 @@ async def get_import(iid: str, p: User, rt: Rt):
     response_model=ImportOut,
     responses=errors(404, 409),
 )
-async def commit_import(iid: str, p: User, rt: Rt):
+async def commit_import(iid: str, p: CurrentUser, rt: RuntimeDep):
     """Import a finished dry run's upload for real (no second upload)."""
     return await importer.commit_import(rt.db, p.id, iid)
 
@@ -93,7 +90,7 @@ async def commit_import(iid: str, p: User, rt: Rt):
     },
 )
 async def export_conversation(
-    cid: str, p: User, rt: Rt, format: Literal["json", "markdown", "html"] = "json"
+    cid: str, p: CurrentUser, rt: RuntimeDep, format: Literal["json", "markdown", "html"] = "json"
 ):
     body, name = await exporter.conversation_export(rt.db, p.id, cid, format)
     headers = {"Content-Disposition": f'attachment; filename="{name}"'}
@@ -103,24 +100,26 @@ async def export_conversation(
 
 
 @router.get("/api/exports/memories", response_model=MemoriesExport)
-async def export_memories(p: User, rt: Rt):
+async def export_memories(p: CurrentUser, rt: RuntimeDep):
     """Every memory with its history of events."""
     return await exporter.memories_export(rt.db, p.id)
 
 
 @router.post("/api/exports", status_code=202, response_model=ExportOut)
-async def start_export(p: User, rt: Rt):
+async def start_export(p: CurrentUser, rt: RuntimeDep):
     """ "Download all my data": a zip built by a job; poll it, then download it."""
     return await exporter.create_export(rt.db, p.id)
 
 
 @router.get("/api/exports", response_model=ExportPage)
-async def list_exports(p: User, rt: Rt, limit: Annotated[int, Query(ge=1, le=100)] = 20):
+async def list_exports(
+    p: CurrentUser, rt: RuntimeDep, limit: Annotated[int, Query(ge=1, le=100)] = 20
+):
     return await exporter.list_exports(rt.db, p.id, limit)
 
 
 @router.get("/api/exports/{eid}", response_model=ExportOut, responses=errors(404))
-async def get_export(eid: str, p: User, rt: Rt):
+async def get_export(eid: str, p: CurrentUser, rt: RuntimeDep):
     return await exporter.get_export(rt.db, p.id, eid)
 
 
@@ -135,7 +134,7 @@ async def get_export(eid: str, p: User, rt: Rt):
         },
     },
 )
-async def download_export(eid: str, p: User, rt: Rt):
+async def download_export(eid: str, p: CurrentUser, rt: RuntimeDep):
     path = await exporter.export_file(rt.db, p.id, eid)
     return FileResponse(
         path,
@@ -146,13 +145,13 @@ async def download_export(eid: str, p: User, rt: Rt):
 
 
 @router.delete("/api/account", response_model=DeletionOut, responses=errors(404, 409))
-async def delete_my_account(body: DeleteAccountIn, p: User, rt: Rt):
+async def delete_my_account(body: DeleteAccountIn, p: CurrentUser, rt: RuntimeDep):
     """Delete the caller's account and every row of it; ``confirm`` is the account's email."""
     return await account.delete_account(rt.db, p.id, body.confirm, actor="self")
 
 
 @router.delete("/api/admin/users/{uid}", response_model=DeletionOut, responses=errors(404, 409))
-async def delete_user(uid: str, body: DeleteAccountIn, admin: Admin, rt: Rt):
+async def delete_user(uid: str, body: DeleteAccountIn, admin: CurrentAdmin, rt: RuntimeDep):
     """Admins: delete a user and every row of theirs (``confirm``: that user's email)."""
     actor = "self" if uid == admin.id else "admin"
     return await account.delete_account(
@@ -161,6 +160,8 @@ async def delete_user(uid: str, body: DeleteAccountIn, admin: Admin, rt: Rt):
 
 
 @router.get("/api/admin/account-deletions", response_model=DeletionPage)
-async def list_deletions(_a: Admin, rt: Rt, limit: Annotated[int, Query(ge=1, le=500)] = 100):
+async def list_deletions(
+    _a: CurrentAdmin, rt: RuntimeDep, limit: Annotated[int, Query(ge=1, le=500)] = 100
+):
     """The deletion audit: who acted and how many rows each table lost — nothing else."""
     return await account.list_deletions(rt.db, limit)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy import ColumnElement, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
@@ -266,6 +266,7 @@ async def count_user_rows(c: AsyncConnection, user_id: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for name in USER_TABLES:
         table = t.metadata.tables[name]
+        cond: ColumnElement[bool]
         if name == "stream_events":
             cond = table.c.message_id.in_(select(M.id).where(M.user_id == user_id))
         elif name == "workspaces":

@@ -109,7 +109,8 @@ def plan(conv: SourceConversation, *, now: int) -> Plan:
 
     roots = list(children.get(None, ()))
     for mid in roots:
-        date[mid] = kept[mid].created_at if kept[mid].created_at is not None else base
+        d = kept[mid].created_at
+        date[mid] = d if d is not None else base
     queue = list(roots)
     topo: list[str] = []
     while queue:

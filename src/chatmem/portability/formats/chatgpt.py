@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import ConversationError, SourceConversation, SourceMessage
-from .common import as_id, compact, file_block, text, text_block, to_ms
+from .common import as_dict, as_id, compact, file_block, text, text_block, to_ms
 
 NAME = "chatgpt"
 
@@ -88,11 +88,11 @@ def _content_text(content: dict) -> str:
 
 
 def _message(node_id: str, parent: str | None, msg: dict, ctx: dict) -> SourceMessage:
-    author = msg.get("author") if isinstance(msg.get("author"), dict) else {}
+    author = as_dict(msg.get("author"))
     role = text(author.get("role")) or "assistant"
-    content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
+    content = as_dict(msg.get("content"))
     ct = text(content.get("content_type")) or "text"
-    meta = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
+    meta = as_dict(msg.get("metadata"))
     created = to_ms(msg.get("create_time"))
     model = text(meta.get("model_slug")) or ""
     out = SourceMessage(node_id, parent, role, [], created, model)
@@ -209,7 +209,7 @@ def parse(obj: Any, files: frozenset[str] = frozenset()) -> SourceConversation:
     )
     ctx = {"skipped": conv.skipped, "files": files}
     mapping = obj["mapping"]
-    roles = {}
+    roles: dict[str, Any] = {}
     for key, node in mapping.items():
         if isinstance(node, dict) and isinstance(node.get("message"), dict):
             a = node["message"].get("author")
@@ -225,7 +225,7 @@ def parse(obj: Any, files: frozenset[str] = frozenset()) -> SourceConversation:
             conv.messages.append(SourceMessage(nid, parent, "system", [], skip="empty"))
             continue
         m = _message(nid, parent, msg, ctx)
-        if m.role in ("assistant", "tool") and roles.get(parent) in ("assistant", "tool"):
+        if m.role in ("assistant", "tool") and roles.get(parent or "") in ("assistant", "tool"):
             m.fold = True
         if not m.model and m.role == "assistant":
             m.model = conv.model

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import ConversationError, SourceConversation, SourceMessage
-from .common import as_id, compact, dumps, file_block, text, text_block, to_ms
+from .common import as_dict, as_id, compact, dumps, file_block, text, text_block, to_ms
 
 NAME = "claude"
 ROOT = "00000000-0000-4000-8000-000000000000"
@@ -61,7 +61,7 @@ def _blocks(m: dict, skipped) -> list[dict]:
                     }
                 )
             elif kind == "tool_result":
-                b = {
+                b: dict[str, Any] = {
                     "kind": "tool_output",
                     "id": as_id(c.get("tool_use_id")),
                     "name": text(c.get("name")),
@@ -71,7 +71,7 @@ def _blocks(m: dict, skipped) -> list[dict]:
                     b["is_error"] = True
                 out.append(b)
             elif kind in ("image", "document"):
-                src = c.get("source") if isinstance(c.get("source"), dict) else {}
+                src = as_dict(c.get("source"))
                 out.append(
                     file_block(
                         name=text(c.get("file_name")) or kind, mime_type=text(src.get("media_type"))

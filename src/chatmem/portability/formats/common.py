@@ -43,6 +43,11 @@ def to_ms(value: Any) -> int | None:
     return int(ms)
 
 
+def as_dict(value: Any) -> dict:
+    """``value`` when it is an object, else an empty one (exports omit and mistype freely)."""
+    return value if isinstance(value, dict) else {}
+
+
 def text(value: Any) -> str:
     """A storable string (NUL and lone surrogates replaced); non-strings become ''."""
     return scrub(value) if isinstance(value, str) else ""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import ConversationError, SourceConversation, SourceMessage
-from .common import as_id, compact, dumps, file_block, text, text_block, to_ms
+from .common import as_dict, as_id, compact, dumps, file_block, text, text_block, to_ms
 
 NAME = "librechat"
 ROOT = "00000000-0000-0000-0000-000000000000"
@@ -39,7 +39,7 @@ def _blocks(m: dict, skipped) -> list[dict]:
                 t = _part_text(c.get("think"))
                 out.append({"kind": "thinking", "text": t} if t else None)
             elif kind == "tool_call":
-                call = c.get("tool_call") if isinstance(c.get("tool_call"), dict) else {}
+                call = as_dict(c.get("tool_call"))
                 cid = as_id(call.get("id"))
                 args = call.get("args", call.get("arguments", ""))
                 out.append(
@@ -60,7 +60,7 @@ def _blocks(m: dict, skipped) -> list[dict]:
                         }
                     )
             elif kind in ("image_file", "image_url"):
-                ref = c.get(kind) if isinstance(c.get(kind), dict) else {}
+                ref = as_dict(c.get(kind))
                 out.append(
                     file_block(
                         name=text(ref.get("file_id") or ref.get("url")) or "image",
@@ -115,7 +115,7 @@ def parse(obj: Any, files: frozenset[str] = frozenset()) -> SourceConversation:
     cid = as_id(obj.get("conversationId"))
     if not cid:
         raise ConversationError("malformed", "a LibreChat export needs a conversationId")
-    options = obj.get("options") if isinstance(obj.get("options"), dict) else {}
+    options = as_dict(obj.get("options"))
     conv = SourceConversation(
         id=cid,
         title=text(obj.get("title")).strip(),

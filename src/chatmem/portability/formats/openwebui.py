@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from ..model import ConversationError, SourceConversation, SourceMessage
-from .common import as_id, compact, dumps, file_block, text, text_block, to_ms
+from .common import as_dict, as_id, compact, dumps, file_block, text, text_block, to_ms
 
 NAME = "openwebui"
 _DETAILS = re.compile(r'<details\s+type="(\w+)"[^>]*>(.*?)</details>', re.S)
@@ -104,8 +104,8 @@ def _message(mid: str, parent: str | None, m: dict, skipped) -> SourceMessage:
     for f in m.get("files") or ():
         if isinstance(f, dict):
             url = text(f.get("url"))
-            inner = f.get("file") if isinstance(f.get("file"), dict) else {}
-            meta = inner.get("meta") if isinstance(inner.get("meta"), dict) else {}
+            inner = as_dict(f.get("file"))
+            meta = as_dict(inner.get("meta"))
             mime = text(meta.get("content_type")) or ("image/*" if f.get("type") == "image" else "")
             blocks.append(
                 file_block(
@@ -146,7 +146,7 @@ def parse(obj: Any, files: frozenset[str] = frozenset()) -> SourceConversation:
         archived=obj.get("archived") is True,
         pinned=obj.get("pinned") is True,
     )
-    history = chat.get("history") if isinstance(chat.get("history"), dict) else {}
+    history = as_dict(chat.get("history"))
     msgs = history.get("messages")
     if isinstance(msgs, dict) and msgs:
         conv.current_id = as_id(history.get("currentId")) or None
