@@ -420,3 +420,13 @@ async def test_imported_history_feeds_memory(db_url, tmp_path):
             ).one()
         assert conv.memory_cursor is not None  # extraction walked the imported path
         assert any("Alice" in m.memory_text for m in mems)
+
+
+async def test_an_uncommitted_dry_run_upload_expires(db_url, tmp_path):
+    async with port_app(db_url, tmp_path, export_ttl_s=0) as app, client_for(app) as c:
+        rep = await import_file(app, c, DATA / "claude.json", dry_run=True)
+        folder = tmp_path / "transfers" / "imports"
+        assert len(list(folder.iterdir())) == 1
+        await upload(c, DATA / "claude.json")  # any later upload sweeps expired ones
+        assert len(list(folder.iterdir())) == 1  # only the new upload is left
+        assert (await c.post(f"/api/imports/{rep['id']}/commit")).status_code == 409

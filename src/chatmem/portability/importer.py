@@ -110,6 +110,7 @@ async def create_import(
     recognise its format and queue the import job (``queue=False``: the caller runs
     ``run_import`` itself, in the foreground, so no worker races it)."""
     _check_format(fmt)
+    await sweep_uploads(db, settings)
     iid = new_id("imp")
     if local_path is not None:
         path, owns = Path(local_path), False  # the CLI passes it absolute
@@ -143,6 +144,16 @@ async def create_import(
             await files.remove(path)
         raise
     return import_out(row)
+
+
+async def sweep_uploads(db: Database, settings) -> None:
+    """Remove uploads kept longer than ``export_ttl_s`` after their import finished (a dry run
+    that was never committed keeps its upload until then)."""
+    async with db.write() as c:
+        stale = await store.stale_uploads(c, now_ms() - settings.export_ttl_s * 1000)
+        for row in stale:
+            await store.update_import(c, row.id, path="")
+    await files.remove(*(r.path for r in stale))
 
 
 async def commit_import(db: Database, user_id: str, iid: str) -> dict:

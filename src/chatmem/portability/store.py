@@ -56,6 +56,18 @@ async def update_import(c: AsyncConnection, iid: str, **values) -> None:
     await c.execute(update(t.imports).where(IM.id == iid).values(**values))
 
 
+async def stale_uploads(c: AsyncConnection, before: int) -> list:
+    """Uploads kept past their use: finished imports (dry runs never committed, mostly) whose
+    row has not changed since ``before``."""
+    q = select(IM.id, IM.path).where(
+        IM.owns_file == 1,
+        IM.path != "",
+        IM.status.in_(("done", "failed")),
+        IM.updated_at < before,
+    )
+    return list((await c.execute(q)).all())
+
+
 # ── provenance and bulk insert ──────────────────────────────────────────────────────────────────
 
 
@@ -227,7 +239,7 @@ async def delete_export_row(c: AsyncConnection, eid: str) -> None:
 # ── account purge ───────────────────────────────────────────────────────────────────────────────
 
 
-def _job_refs(c: AsyncConnection, user_id: str):
+def _job_refs(user_id: str):
     """Jobs whose payload names the user or one of their conversations."""
     J = t.jobs.c
     uid, cid = J.payload["user_id"].as_string(), J.payload["conversation_id"].as_string()
@@ -277,7 +289,7 @@ async def count_user_rows(c: AsyncConnection, user_id: str) -> dict[str, int]:
         if n:
             out[name] = n
     n = (
-        await c.execute(select(func.count()).select_from(t.jobs).where(_job_refs(c, user_id)))
+        await c.execute(select(func.count()).select_from(t.jobs).where(_job_refs(user_id)))
     ).scalar_one()
     if n:
         out["jobs"] = n
@@ -295,7 +307,7 @@ async def purge_user(c: AsyncConnection, user_id: str) -> None:
     reach are deleted explicitly first: jobs (their payload names the user or a conversation),
     messages' parent links (a deep chain would exceed SQLite's cascade depth), and the audit's
     reference to this user as the admin of an earlier deletion."""
-    await c.execute(delete(t.jobs).where(_job_refs(c, user_id)))
+    await c.execute(delete(t.jobs).where(_job_refs(user_id)))
     conv_ids = select(C.id).where(C.user_id == user_id)
     await c.execute(
         update(t.messages)
