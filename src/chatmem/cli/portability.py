@@ -49,119 +49,123 @@ def _report(out: dict) -> None:
         console.print(f"[red]error:[/red] {out['error']}")
 
 
+#: ``main._run_or_exit`` (run a coroutine on the configured database; an ApiError exits 1 with its
+#: message), handed over by ``register`` — main imports this module, not the other way round
+_RUNNER: list = []
+
+
 def register(app: typer.Typer, users_app: typer.Typer, run_or_exit) -> None:
-    @app.command("import")
-    def import_(
-        file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)],
-        email: str = typer.Option(..., "--email", help="The user (email or id) to import into."),
-        format: str = typer.Option(
-            "auto", "--format", help="auto | chatgpt | claude | openwebui | librechat | chatmem"
-        ),
-        dry_run: bool = typer.Option(False, "--dry-run", help="Report only; write nothing."),
-    ) -> None:
-        """Import an export (JSON or its zip) from ChatGPT, Claude, Open WebUI, LibreChat or
-        chatmem; safe to run again (nothing is imported twice)."""
+    _RUNNER[:] = [run_or_exit]
+    app.command("import")(import_)
+    app.command("export")(export)
+    users_app.command("delete")(users_delete)
 
-        upgrade(get_settings().database_url)
-        local = str(file.resolve())
 
-        async def go(db, s):
-            user = await service.find_user(db, email)
-            out = await importer.create_import(
-                db,
-                s,
-                user.id,
-                None,
-                filename=file.name,
-                fmt=format,
-                dry_run=dry_run,
-                local_path=local,
-                queue=False,
+def import_(
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)],
+    email: str = typer.Option(..., "--email", help="The user (email or id) to import into."),
+    format: str = typer.Option(
+        "auto", "--format", help="auto | chatgpt | claude | openwebui | librechat | chatmem"
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Report only; write nothing."),
+) -> None:
+    """Import an export (JSON or its zip) from ChatGPT, Claude, Open WebUI, LibreChat or
+    chatmem; safe to run again (nothing is imported twice)."""
+
+    upgrade(get_settings().database_url)
+    local = str(file.resolve())
+
+    async def go(db, s):
+        user = await service.find_user(db, email)
+        out = await importer.create_import(
+            db,
+            s,
+            user.id,
+            None,
+            filename=file.name,
+            fmt=format,
+            dry_run=dry_run,
+            local_path=local,
+            queue=False,
+        )
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TimeRemainingColumn(),
+        )
+        with Progress(*columns, console=console) as bar:
+            task = bar.add_task("importing", total=out["bytes_total"] or None)
+
+            def show(state: dict) -> None:
+                n = state["conversations_processed"]
+                bar.update(task, completed=state["bytes_read"], description=f"{n} conversations")
+
+            return await importer.run_import(db, s, out["id"], progress=show)
+
+    out = _RUNNER[0](go)
+    _report(out)
+    if out["status"] != "done":
+        raise typer.Exit(1)
+
+
+def export(
+    email: str = typer.Option(..., "--email", help="The user (email or id)."),
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Where to write (default: a new file).")
+    ] = None,
+    conversation: str | None = typer.Option(
+        None, "--conversation", help="Only this conversation (its id)."
+    ),
+    format: str = typer.Option("json", "--format", help="json | markdown | html"),
+    memories: bool = typer.Option(False, "--memories", help="Only the memories, as JSON."),
+) -> None:
+    """Export a user's data: everything as a zip (default), one conversation, or memories."""
+
+    if format not in exporter.FORMATS:
+        console.print(f"[red]error:[/red] --format must be one of {', '.join(exporter.FORMATS)}")
+        raise typer.Exit(2)
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+
+    async def go(db, s):
+        user = await service.find_user(db, email)
+        if conversation:
+            body, name = await exporter.conversation_export(db, user.id, conversation, format)
+            target = out or Path(name)
+            await asyncio.to_thread(target.write_text, body, "utf-8")
+            return target, None
+        if memories:
+            doc = await exporter.memories_export(db, user.id)
+            target = out or Path(f"chatmem-memories-{stamp}.json")
+            text = json.dumps(doc, ensure_ascii=False, indent=1, default=str)
+            await asyncio.to_thread(target.write_text, text, "utf-8")
+            return target, {"memories": len(doc["memories"])}
+        target = out or Path(f"chatmem-export-{stamp}.zip")
+        with console.status("writing the archive…"):
+            counts = await exporter.write_archive(db, user.id, target.resolve())
+        return target, counts
+
+    target, counts = _RUNNER[0](go)
+    summary = ", ".join(f"{v} {k}" for k, v in (counts or {}).items())
+    console.print(f"wrote {target}" + (f" ({summary})" if summary else ""))
+
+
+def users_delete(
+    email: str = typer.Option(..., "--email", help="The user's email or id."),
+    yes: bool = typer.Option(False, "--yes", help="Do not ask (the email is the confirmation)."),
+) -> None:
+    """Delete a user and every row of theirs (conversations, memories, files…): final."""
+
+    async def go(db, s):
+        user = await service.find_user(db, email)
+        if not yes:
+            typed = await asyncio.to_thread(
+                typer.prompt, f"Type {user.email} to delete this account and all its data"
             )
-            columns = (
-                TextColumn("{task.description}"),
-                BarColumn(),
-                DownloadColumn(),
-                TimeRemainingColumn(),
-            )
-            with Progress(*columns, console=console) as bar:
-                task = bar.add_task("importing", total=out["bytes_total"] or None)
+        else:
+            typed = user.email
+        return await account.delete_account(db, user.id, typed, actor="admin")
 
-                def show(state: dict) -> None:
-                    n = state["conversations_processed"]
-                    bar.update(
-                        task, completed=state["bytes_read"], description=f"{n} conversations"
-                    )
-
-                return await importer.run_import(db, s, out["id"], progress=show)
-
-        out = run_or_exit(go)
-        _report(out)
-        if out["status"] != "done":
-            raise typer.Exit(1)
-
-    @app.command("export")
-    def export(
-        email: str = typer.Option(..., "--email", help="The user (email or id)."),
-        out: Annotated[
-            Path | None, typer.Option("--out", help="Where to write (default: a new file).")
-        ] = None,
-        conversation: str | None = typer.Option(
-            None, "--conversation", help="Only this conversation (its id)."
-        ),
-        format: str = typer.Option("json", "--format", help="json | markdown | html"),
-        memories: bool = typer.Option(False, "--memories", help="Only the memories, as JSON."),
-    ) -> None:
-        """Export a user's data: everything as a zip (default), one conversation, or memories."""
-
-        if format not in exporter.FORMATS:
-            console.print(
-                f"[red]error:[/red] --format must be one of {', '.join(exporter.FORMATS)}"
-            )
-            raise typer.Exit(2)
-        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-
-        async def go(db, s):
-            user = await service.find_user(db, email)
-            if conversation:
-                body, name = await exporter.conversation_export(db, user.id, conversation, format)
-                target = out or Path(name)
-                await asyncio.to_thread(target.write_text, body, "utf-8")
-                return target, None
-            if memories:
-                doc = await exporter.memories_export(db, user.id)
-                target = out or Path(f"chatmem-memories-{stamp}.json")
-                text = json.dumps(doc, ensure_ascii=False, indent=1, default=str)
-                await asyncio.to_thread(target.write_text, text, "utf-8")
-                return target, {"memories": len(doc["memories"])}
-            target = out or Path(f"chatmem-export-{stamp}.zip")
-            with console.status("writing the archive…"):
-                counts = await exporter.write_archive(db, user.id, target.resolve())
-            return target, counts
-
-        target, counts = run_or_exit(go)
-        summary = ", ".join(f"{v} {k}" for k, v in (counts or {}).items())
-        console.print(f"wrote {target}" + (f" ({summary})" if summary else ""))
-
-    @users_app.command("delete")
-    def users_delete(
-        email: str = typer.Option(..., "--email", help="The user's email or id."),
-        yes: bool = typer.Option(
-            False, "--yes", help="Do not ask (the email is the confirmation)."
-        ),
-    ) -> None:
-        """Delete a user and every row of theirs (conversations, memories, files…): final."""
-
-        async def go(db, s):
-            user = await service.find_user(db, email)
-            if not yes:
-                typed = await asyncio.to_thread(
-                    typer.prompt, f"Type {user.email} to delete this account and all its data"
-                )
-            else:
-                typed = user.email
-            return await account.delete_account(db, user.id, typed, actor="admin")
-
-        res = run_or_exit(go)
-        total = sum(v for k, v in res["deleted"].items())
-        console.print(f"deleted {total} rows (audit {res['audit_id']})")
+    res = _RUNNER[0](go)
+    total = sum(v for k, v in res["deleted"].items())
+    console.print(f"deleted {total} rows (audit {res['audit_id']})")

@@ -258,6 +258,26 @@ def _provenance(fmt: str, pm) -> dict:
     return {**pm.metadata, "import": src}
 
 
+def _new_rows(p: Plan, ids: dict[str, str], *, cid: str, user_id: str, fmt: str) -> list[dict]:
+    """Rows for the planned messages not imported before (``ids``: source id → chatmem id,
+    filled in as rows are made, so a new message finds a parent imported earlier)."""
+    rows = []
+    for pm in p.messages:
+        known = next((ids[m] for m in (pm.source_id, *pm.merged_ids) if m in ids), None)
+        if known is not None:  # imported before (a grown conversation adds only the rest)
+            ids.setdefault(pm.source_id, known)
+            continue
+        mid = ids[pm.source_id] = new_id("msg")
+        parent = ids.get(pm.parent_source_id) if pm.parent_source_id else None
+        meta = _provenance(fmt, pm)
+        rows.append(
+            store.message_row(
+                mid=mid, cid=cid, user_id=user_id, parent_id=parent, pm=pm, metadata=meta
+            )
+        )
+    return rows
+
+
 async def _write(c, *, user_id: str, iid: str, fmt: str, p: Plan, title: str, delay_ms: int):
     """One conversation: ("imported" | "updated" | "unchanged", messages written)."""
     sc = p.source
@@ -266,41 +286,23 @@ async def _write(c, *, user_id: str, iid: str, fmt: str, p: Plan, title: str, de
         return "unchanged", 0  # the account this export came from: the original is here
     ids: dict[str, str] = await store.imported_messages(c, existing) if existing else {}
     cid = existing or new_id("c")
-    rows = []
-    for pm in p.messages:
-        known = next((ids[m] for m in (pm.source_id, *pm.merged_ids) if m in ids), None)
-        if known is not None:  # imported before (a grown conversation adds only the rest)
-            ids.setdefault(pm.source_id, known)
-            continue
-        mid = new_id("msg")
-        ids[pm.source_id] = mid
-        parent = ids.get(pm.parent_source_id) if pm.parent_source_id else None
-        rows.append(
-            store.message_row(
-                mid=mid,
-                cid=cid,
-                user_id=user_id,
-                parent_id=parent,
-                pm=pm,
-                metadata=_provenance(fmt, pm),
-            )
-        )
-    if existing and not rows:
+    rows = _new_rows(p, ids, cid=cid, user_id=user_id, fmt=fmt)
+    if not rows:
         return "unchanged", 0
     leaf = ids.get(p.leaf_source_id) if p.leaf_source_id else None
     newest = max(r["created_at"] for r in rows)
     if existing:
         await store.insert_messages(c, rows)
         await store.grow_conversation(c, cid, len(rows), newest, leaf)
-        outcome = "updated"
     else:
+        model = sc.model or next((m.model for m in p.messages if m.model), "")
         await store.insert_conversation(
             c,
             dict(
                 id=cid,
                 user_id=user_id,
                 title=title,
-                model_id=sc.model or next((m.model for m in p.messages if m.model), ""),
+                model_id=model,
                 pinned=int(sc.pinned),
                 starred=int(sc.starred),
                 archived=int(sc.archived),
@@ -313,7 +315,6 @@ async def _write(c, *, user_id: str, iid: str, fmt: str, p: Plan, title: str, de
         )
         await store.insert_messages(c, rows)
         await store.add_source(c, user_id, fmt, sc.id, cid, iid)
-        outcome = "imported"
     await followups.after_append(
         c,
         conversation_id=cid,
@@ -321,7 +322,7 @@ async def _write(c, *, user_id: str, iid: str, fmt: str, p: Plan, title: str, de
         message_id=leaf or rows[-1]["id"],
         delay_ms=delay_ms,
     )
-    return outcome, len(rows)
+    return ("updated" if existing else "imported"), len(rows)
 
 
 def _note(report: dict, key: str, item: dict) -> None:
@@ -337,14 +338,140 @@ async def _user_language(db: Database, user_id: str) -> str:
     return pick_language((settings or {}).get("language"))
 
 
+class _Run:
+    """One pass over an import's file: per conversation, parse → repair → write (or count)."""
+
+    def __init__(self, db: Database, settings, row, title: str, progress: Progress | None):
+        self.db, self.settings, self.row = db, settings, row
+        self.title, self.progress = title, progress
+        self.iid, self.fmt, self.dry = row.id, row.format, bool(row.dry_run)
+        self.report = {**empty_report(), **(row.report or {})}
+        self.skipped = Counter(self.report["skipped"])
+        self.done = row.items_done  # committed by earlier attempts: skipped on a resume
+        self.src = source.open_source(row.path)
+        self.bytes = 0
+        self.last_tick = 0
+
+    def _plan(self, index: int, obj) -> Plan | None:
+        """The repaired conversation, or None (counted: empty, or failed with its error)."""
+        sid = None
+        try:
+            sc = formats.PARSERS[self.fmt](obj, self.src.files)
+            sid = sc.id
+            p = tree.plan(sc, now=now_ms())
+            _check_sizes(p, self.settings.max_message_bytes)
+        except ConversationError as e:
+            if e.code == "empty":
+                self.report["conversations"]["empty"] += 1
+            else:
+                self.report["conversations"]["failed"] += 1
+                err = {"index": index, "source_id": sid, "code": e.code, "message": e.message}
+                _note(self.report, "errors", err)
+            return None
+        self.skipped.update(p.skipped)
+        for w in p.warnings:
+            _note(self.report, "warnings", {"index": index, "source_id": sid, "message": w})
+        return p
+
+    async def _save_progress(self, c) -> None:
+        self.report["skipped"] = dict(self.skipped)
+        await store.update_import(
+            c, self.iid, items_done=self.done, bytes_read=self.bytes, report=self.report
+        )
+
+    async def item(self, index: int, obj) -> None:
+        p = self._plan(index, obj)
+        self.done = index + 1
+        if p is None or self.dry:
+            if p is not None:
+                self.report["conversations"]["imported"] += 1
+                self.report["messages"]["imported"] += len(p.messages)
+            await self.tick()
+            return
+        async with self.db.write() as c:  # the conversation and the progress that counts it
+            outcome, n = await _write(
+                c,
+                user_id=self.row.user_id,
+                iid=self.iid,
+                fmt=self.fmt,
+                p=p,
+                title=scrub(p.source.title)[:500] or self.title,
+                delay_ms=self.settings.log_followup_delay_ms,
+            )
+            self.report["conversations"][outcome] += 1
+            self.report["messages"]["imported"] += n
+            await self._save_progress(c)
+        await self.tick(saved=True)
+
+    async def tick(self, *, saved: bool = False) -> None:
+        """Progress every PROGRESS_EVERY_MS: the row (unless just saved) and the callback."""
+        now = now_ms()
+        if now - self.last_tick < PROGRESS_EVERY_MS:
+            return
+        self.last_tick = now
+        if not saved:
+            async with self.db.write() as c:
+                await self._save_progress(c)
+        if self.progress is not None:
+            self.report["skipped"] = dict(self.skipped)
+            self.progress(
+                {
+                    "id": self.iid,
+                    "status": "running",
+                    "bytes_read": self.bytes,
+                    "bytes_total": self.src.total,
+                    "conversations_processed": self.done,
+                    "report": self.report,
+                }
+            )
+
+    async def read_all(self) -> str:
+        """Every conversation of the file; the error that stopped the reading ('' if none)."""
+        with self.src.open() as stream:
+            prefix = source.default_prefix(self.fmt, self.src)
+            it = enumerate(source.items(stream, prefix))
+            while True:
+                try:
+                    nxt = await asyncio.to_thread(next, it, None)
+                except Exception as e:  # ijson: the file breaks off or is not JSON from here on
+                    return f"the file is not valid JSON after {self.done} conversation(s): {e}"[
+                        :500
+                    ]
+                finally:
+                    self.bytes, self.report["replaced_bytes"] = stream.consumed, stream.replaced
+                if nxt is None:
+                    return ""
+                if nxt[0] >= self.done:  # else committed by an earlier attempt of this job
+                    await self.item(*nxt)
+
+    async def finish(self, error: str) -> dict:
+        self.report["skipped"] = dict(self.skipped)
+        keep = self.dry or not self.row.owns_file
+        async with self.db.write() as c:
+            await store.update_import(
+                c,
+                self.iid,
+                status="failed" if error else "done",
+                error=error,
+                items_done=self.done,
+                bytes_read=self.bytes,
+                report=self.report,
+                finished_at=now_ms(),
+                path=self.row.path if keep else "",
+            )
+            row = await store.get_import(c, None, self.iid)
+        if not keep:
+            await files.remove(self.row.path)
+        return import_out(row)
+
+
 async def run_import(db: Database, settings, iid: str, progress: Progress | None = None) -> dict:
     """Run (or resume) import ``iid``; returns its final state (``import_out``)."""
     async with db.read() as c:
         row = await store.get_import(c, None, iid)
     if row.status in ("done", "failed"):
         return import_out(row)
-    user_id, path = row.user_id, Path(row.path)
-    if not await files.is_file(path):
+    if not await files.is_file(row.path):
         async with db.write() as c:
             await store.update_import(
                 c,
@@ -354,121 +481,12 @@ async def run_import(db: Database, settings, iid: str, progress: Progress | None
                 "replicas, or run the worker where uploads arrive)",
                 finished_at=now_ms(),
             )
-            row = await store.get_import(c, None, iid)
-        raise Permanent(row.error)
-    title = default_title(await _user_language(db, user_id))
-    report = {**empty_report(), **(row.report or {})}
-    skipped = Counter(report["skipped"])
-    done, dry = row.items_done, bool(row.dry_run)
+        raise Permanent("the upload is not on this machine")
+    title = default_title(await _user_language(db, row.user_id))
     async with db.write() as c:
         await store.update_import(c, iid, status="running")
-    fmt = row.format
-    parse = formats.PARSERS[fmt]
-    src = source.open_source(path)
-    prefix = source.default_prefix(fmt, src)
-    last = 0
-    state = {"bytes": 0}
-
-    def snapshot(status: str = "running") -> dict:
-        report["skipped"] = dict(skipped)
-        return {
-            "id": iid,
-            "status": status,
-            "bytes_read": state["bytes"],
-            "bytes_total": src.total,
-            "conversations_processed": done,
-            "report": report,
-        }
-
-    error = ""
-    with src.open() as stream:
-        it = enumerate(source.items(stream, prefix))
-        while True:
-            try:
-                nxt = await asyncio.to_thread(next, it, None)
-            except Exception as e:  # ijson: the file breaks off or is not JSON from here on
-                error = f"the file is not valid JSON after {done} conversation(s): {e}"[:500]
-                break
-            if nxt is None:
-                break
-            index, obj = nxt
-            state["bytes"] = stream.consumed
-            report["replaced_bytes"] = stream.replaced
-            if index < done:
-                continue  # committed by an earlier attempt of this job
-            sid = None
-            try:
-                sc = parse(obj, src.files)
-                sid = sc.id
-                p = tree.plan(sc, now=now_ms())
-                _check_sizes(p, settings.max_message_bytes)
-            except ConversationError as e:
-                if e.code == "empty":
-                    report["conversations"]["empty"] += 1
-                else:
-                    report["conversations"]["failed"] += 1
-                    _note(
-                        report,
-                        "errors",
-                        {"index": index, "source_id": sid, "code": e.code, "message": e.message},
-                    )
-                p = None
-            if p is not None:
-                skipped.update(p.skipped)
-                for w in p.warnings:
-                    _note(report, "warnings", {"index": index, "source_id": sid, "message": w})
-            done = index + 1
-            if p is not None and not dry:
-                async with db.write() as c:
-                    outcome, n = await _write(
-                        c,
-                        user_id=user_id,
-                        iid=iid,
-                        fmt=fmt,
-                        p=p,
-                        title=(scrub(p.source.title)[:500] or title),
-                        delay_ms=settings.log_followup_delay_ms,
-                    )
-                    report["conversations"][outcome] += 1
-                    report["messages"]["imported"] += n
-                    report["skipped"] = dict(skipped)
-                    await store.update_import(
-                        c, iid, items_done=done, bytes_read=state["bytes"], report=report
-                    )
-            elif p is not None:
-                report["conversations"]["imported"] += 1
-                report["messages"]["imported"] += len(p.messages)
-            now = now_ms()
-            if now - last >= PROGRESS_EVERY_MS:
-                last = now
-                if dry or p is None:
-                    async with db.write() as c:
-                        report["skipped"] = dict(skipped)
-                        await store.update_import(
-                            c, iid, items_done=done, bytes_read=state["bytes"], report=report
-                        )
-                if progress is not None:
-                    progress(snapshot())
-        state["bytes"] = stream.consumed
-        report["replaced_bytes"] = stream.replaced
-    report["skipped"] = dict(skipped)
-    final = "failed" if error else "done"
-    async with db.write() as c:
-        await store.update_import(
-            c,
-            iid,
-            status=final,
-            error=error,
-            items_done=done,
-            bytes_read=state["bytes"],
-            report=report,
-            finished_at=now_ms(),
-            **({} if dry else {"path": "" if row.owns_file else row.path}),
-        )
-        row = await store.get_import(c, None, iid)
-    if not dry and row.owns_file:
-        await files.remove(path)
-    out = import_out(row)
+    run = _Run(db, settings, row, title, progress)
+    out = await run.finish(await run.read_all())
     if progress is not None:
         progress(out)
     return out

@@ -24,175 +24,201 @@ Siblings keep the source order (date, then position), which chatmem reads as bra
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 
 from .model import ConversationError, Plan, PlannedMessage, SourceConversation, SourceMessage
 
 
-def plan(conv: SourceConversation, *, now: int) -> Plan:
-    skipped = Counter(conv.skipped)
-    warnings = list(conv.warnings)
-    nodes: dict[str, SourceMessage] = {}
-    order: dict[str, int] = {}
-    for m in conv.messages:
-        if not m.id:
-            skipped["missing_id"] += 1
-            continue
-        if m.id in nodes:
-            skipped["duplicate_id"] += 1
-            continue
-        nodes[m.id] = m
-        order[m.id] = len(order)
+@dataclass
+class _Tree:
+    """The working state of one repair: kept nodes, their parents and children, dates."""
 
-    # 2. skipped nodes: remember where their children go
-    gone = {mid: m for mid, m in nodes.items() if m.skip or (not m.blocks and m.role != "user")}
-    for m in gone.values():
-        skipped[m.skip or "empty"] += 1
-    for mid, m in list(nodes.items()):
-        if not m.blocks and m.role == "user" and mid not in gone:
-            gone[mid] = m
-            skipped["empty"] += 1
-    kept = {mid: m for mid, m in nodes.items() if mid not in gone}
+    conv: SourceConversation
+    skipped: Counter
+    warnings: list[str]
+    order: dict[str, int] = field(default_factory=dict)
+    gone: dict[str, SourceMessage] = field(default_factory=dict)
+    kept: dict[str, SourceMessage] = field(default_factory=dict)
+    parent: dict[str, str | None] = field(default_factory=dict)
+    children: dict[str | None, list[str]] = field(default_factory=dict)
+    date: dict[str, int] = field(default_factory=dict)
+    topo: list[str] = field(default_factory=list)
+    into: dict[str, str] = field(default_factory=dict)  # merged id → the message it joined
+    merged: dict[str, list[str]] = field(default_factory=dict)
 
-    def resolve(pid: str | None) -> str | None:
+    def key(self, mid: str) -> tuple[int, int]:
+        return (self.date[mid], self.order[mid])
+
+    def resolve(self, pid: str | None) -> str | None:
+        """The nearest ancestor of a node id that is kept (skipped ones pass their parent on)."""
         seen = set()
-        while pid is not None and pid in gone and pid not in seen:
+        while pid is not None and pid in self.gone and pid not in seen:
             seen.add(pid)
-            pid = gone[pid].parent_id
+            pid = self.gone[pid].parent_id
         return pid
 
-    parent: dict[str, str | None] = {}
+
+def _dedupe_and_drop(w: _Tree) -> None:
+    """1–2: first node of an id wins; skipped and empty nodes are set aside."""
+    nodes: dict[str, SourceMessage] = {}
+    for m in w.conv.messages:
+        if not m.id or m.id in nodes:
+            w.skipped["missing_id" if not m.id else "duplicate_id"] += 1
+            continue
+        nodes[m.id] = m
+        w.order[m.id] = len(w.order)
+    for mid, m in nodes.items():
+        if m.skip or not m.blocks:
+            w.gone[mid] = m
+            w.skipped[m.skip or "empty"] += 1
+        else:
+            w.kept[mid] = m
+
+
+def _link(w: _Tree) -> None:
+    """3: parents through skipped nodes; a parent not in the export makes a root."""
     missing = 0
-    for mid, m in kept.items():
-        p = resolve(m.parent_id)
-        if p is not None and (p not in kept or p == mid):
+    for mid, m in w.kept.items():
+        p = w.resolve(m.parent_id)
+        if p is not None and (p not in w.kept or p == mid):
             missing += 1
             p = None
-        parent[mid] = p
+        w.parent[mid] = p
+        w.children.setdefault(p, []).append(mid)
     if missing:
-        warnings.append(f"{missing} message(s) whose parent is not in the export became roots")
+        w.warnings.append(f"{missing} message(s) whose parent is not in the export became roots")
 
-    children: dict[str | None, list[str]] = {}
-    for mid in kept:
-        children.setdefault(parent[mid], []).append(mid)
 
-    # 4. cycles: whatever no root reaches is re-rooted
+def _break_cycles(w: _Tree) -> None:
+    """4: whatever no root reaches sits on a parent loop: re-root its earliest node."""
     reached: set[str] = set()
 
     def walk(start: str) -> None:
         stack = [start]
         while stack:
             n = stack.pop()
-            if n in reached:
-                continue
-            reached.add(n)
-            stack.extend(children.get(n, ()))
+            if n not in reached:
+                reached.add(n)
+                stack.extend(w.children.get(n, ()))
 
-    for r in children.get(None, ()):
+    for r in w.children.get(None, ()):
         walk(r)
     broken = 0
-    while len(reached) < len(kept):
-        first = min((mid for mid in kept if mid not in reached), key=order.__getitem__)
-        children[parent[first]].remove(first)
-        parent[first] = None
-        children.setdefault(None, []).append(first)
+    while len(reached) < len(w.kept):
+        first = min((mid for mid in w.kept if mid not in reached), key=w.order.__getitem__)
+        w.children[w.parent[first]].remove(first)
+        w.parent[first] = None
+        w.children.setdefault(None, []).append(first)
         walk(first)
         broken += 1
     if broken:
-        warnings.append(f"{broken} parent cycle(s) broken")
+        w.warnings.append(f"{broken} parent cycle(s) broken")
 
-    # 7. dates, parents first
-    date: dict[str, int] = {}
-    base = conv.created_at if conv.created_at is not None else now
 
-    def sort_key(mid: str) -> tuple:
-        return (date[mid], order[mid])
-
-    roots = list(children.get(None, ()))
-    for mid in roots:
-        d = kept[mid].created_at
-        date[mid] = d if d is not None else base
-    queue = list(roots)
-    topo: list[str] = []
+def _date(w: _Tree, now: int) -> None:
+    """7: dates parents first (a missing one is inherited), and a parents-first order."""
+    base = w.conv.created_at if w.conv.created_at is not None else now
+    queue = []
+    for mid in w.children.get(None, ()):
+        d = w.kept[mid].created_at
+        w.date[mid] = d if d is not None else base
+        queue.append(mid)
     while queue:
         mid = queue.pop()
-        topo.append(mid)
-        for ch in children.get(mid, ()):
-            d = kept[ch].created_at
-            date[ch] = d if d is not None else date[mid]
+        w.topo.append(mid)
+        for ch in w.children.get(mid, ()):
+            d = w.kept[ch].created_at
+            w.date[ch] = d if d is not None else w.date[mid]
             queue.append(ch)
-    for k in children:
-        children[k].sort(key=sort_key)
 
-    # 5. folding, top-down: a merged node's children become its parent's
-    into: dict[str, str] = {}  # merged id → the message it became part of
-    blocks = {mid: list(kept[mid].blocks) for mid in kept}
-    role = {
-        mid: ("assistant" if kept[mid].role in ("tool", "system") else kept[mid].role)
-        for mid in kept
-    }
-    merged: dict[str, list[str]] = {}
-    for mid in topo:
-        m = kept[mid]
-        p = parent[mid]
-        if p is not None and p in into:
-            p = into[p]
-            parent[mid] = p
-        if m.fold and p is not None and role[p] == "assistant" and len(children.get(p, ())) == 1:
+
+def _fold(w: _Tree, role: dict[str, str], blocks: dict[str, list[dict]]) -> None:
+    """5: a ``fold`` step joins its parent assistant message when it is that parent's only
+    child; the merged node's children become the parent's."""
+    for mid in w.topo:
+        p = w.parent[mid]
+        if p is not None and p in w.into:
+            p = w.parent[mid] = w.into[p]
+        if w.kept[mid].fold and p is not None and role[p] == "assistant":
+            if len(w.children.get(p, ())) != 1:
+                continue
             blocks[p].extend(blocks[mid])
-            merged.setdefault(p, []).append(mid)
-            merged[p].extend(merged.pop(mid, ()))
-            into[mid] = p
-            kids = children.pop(mid, [])
-            children[p] = kids
+            w.merged.setdefault(p, []).append(mid)
+            w.merged[p].extend(w.merged.pop(mid, ()))
+            w.into[mid] = p
+            kids = w.children.pop(mid, [])
+            w.children[p] = kids
             for k in kids:
-                parent[k] = p
-    # (children lists may still name merged ids as parents: rebuilt below)
-    final = [mid for mid in topo if mid not in into]
-    kids_of: dict[str | None, list[str]] = {}
-    for mid in final:
-        kids_of.setdefault(parent[mid], []).append(mid)
-    for k in kids_of:
-        kids_of[k].sort(key=sort_key)
+                w.parent[k] = p
 
+
+def _emit(w: _Tree, role: dict[str, str], blocks: dict[str, list[dict]]) -> tuple[list, dict]:
+    """The planned rows, parents first, siblings in source order; and children by parent."""
+    kids_of: dict[str | None, list[str]] = {}
+    for mid in w.topo:
+        if mid not in w.into:
+            kids_of.setdefault(w.parent[mid], []).append(mid)
+    for k in kids_of:
+        kids_of[k].sort(key=w.key)
     out: list[PlannedMessage] = []
     depth: dict[str, int] = {}
     stack = list(reversed(kids_of.get(None, [])))
     while stack:
         mid = stack.pop()
-        p = parent[mid]
+        p, m = w.parent[mid], w.kept[mid]
         depth[mid] = 0 if p is None else depth[p] + 1
-        m = kept[mid]
         out.append(
             PlannedMessage(
                 source_id=mid,
                 parent_source_id=p,
                 role=role[mid],
                 blocks=blocks[mid],
-                created_at=date[mid],
+                created_at=w.date[mid],
                 model=m.model,
                 status=m.status,
                 depth=depth[mid],
-                merged_ids=merged.get(mid, []),
+                merged_ids=w.merged.get(mid, []),
                 metadata=m.metadata,
             )
         )
         stack.extend(reversed(kids_of.get(mid, [])))
-    if not out:
-        raise ConversationError("empty", "the conversation has no visible message")
+    return out, kids_of
 
-    # 8. active leaf
-    leaf = conv.current_id
-    if leaf is not None and leaf in gone:
-        leaf = resolve(leaf)
+
+def _leaf(w: _Tree, kids_of: dict[str | None, list[str]], planned: set[str]) -> str:
+    """8: the source's current node through skips and merges, down to a leaf; else the newest
+    leaf."""
+    leaf = w.conv.current_id
+    if leaf is not None and leaf in w.gone:
+        leaf = w.resolve(leaf)
     if leaf is not None:
-        leaf = into.get(leaf, leaf)
-    if leaf is None or leaf not in depth:
-        leaf = max(
-            (mid for mid in final if not kids_of.get(mid)), key=lambda mid: (date[mid], order[mid])
-        )
+        leaf = w.into.get(leaf, leaf)
+    if leaf is None or leaf not in planned:
+        leaf = max((mid for mid in planned if not kids_of.get(mid)), key=w.key)
     while kids_of.get(leaf):
         leaf = kids_of[leaf][-1]
-    newest = max(date[mid] for mid in final)
-    created = conv.created_at if conv.created_at is not None else min(date[mid] for mid in final)
+    return leaf
+
+
+def plan(conv: SourceConversation, *, now: int) -> Plan:
+    w = _Tree(conv, Counter(conv.skipped), list(conv.warnings))
+    _dedupe_and_drop(w)
+    _link(w)
+    _break_cycles(w)
+    _date(w, now)
+    for k in w.children:
+        w.children[k].sort(key=w.key)
+    role = {
+        mid: "assistant" if m.role in ("tool", "system") else m.role for mid, m in w.kept.items()
+    }
+    blocks = {mid: list(m.blocks) for mid, m in w.kept.items()}
+    _fold(w, role, blocks)
+    out, kids_of = _emit(w, role, blocks)
+    if not out:
+        raise ConversationError("empty", "the conversation has no visible message")
+    planned = {m.source_id for m in out}
+    leaf = _leaf(w, kids_of, planned)
+    newest = max(m.created_at for m in out)
+    created = conv.created_at if conv.created_at is not None else min(m.created_at for m in out)
     updated = max(conv.updated_at or 0, newest, created)
-    return Plan(conv, out, leaf, skipped, warnings, created, updated)
+    return Plan(conv, out, leaf, w.skipped, w.warnings, created, updated)

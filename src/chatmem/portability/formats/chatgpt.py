@@ -87,105 +87,107 @@ def _content_text(content: dict) -> str:
     return ""
 
 
+def _skip_reason(role: str, ct: str, meta: dict) -> str | None:
+    if meta.get("is_visually_hidden_from_conversation"):
+        return "hidden"
+    if ct == "user_editable_context" or meta.get("is_user_system_message"):
+        return "custom_instructions"
+    if role == "system":
+        return "system_message"
+    if ct == "reasoning_recap":
+        return "reasoning_recap"
+    return None
+
+
+def _tool_blocks(ct: str, content: dict, name: str, call_id: str, ctx: dict, warn) -> list:
+    """A ``tool`` message: a quote (citation), generated images, or the tool's output."""
+    if ct == "tether_quote":
+        cite = {
+            "kind": "citation",
+            "title": text(content.get("title")),
+            "text": text(content.get("text")),
+        }
+        if isinstance(content.get("url"), str):
+            cite["url"] = text(content["url"])
+        return [cite]
+    if ct == "multimodal_text":  # e.g. generated images
+        return compact(_part_blocks(content.get("parts"), {}, ctx["files"], warn))
+    body = _content_text(content)
+    return [{"kind": "tool_output", "id": call_id, "name": name, "text": body}] if body else []
+
+
+def _thoughts(content: dict) -> list:
+    parts = []
+    for th in content.get("thoughts") or ():
+        if isinstance(th, dict):
+            head, body = text(th.get("summary")), text(th.get("content"))
+            parts.append(f"{head}\n{body}".strip() if head else body)
+    joined = "\n\n".join(p for p in parts if p)
+    return [{"kind": "thinking", "text": joined}] if joined else []
+
+
+def _visible_blocks(ct: str, content: dict, attachments: dict, ctx: dict, warn) -> list:
+    """A user or assistant message's own content, by content type."""
+    if ct in ("text", "multimodal_text"):
+        return _part_blocks(content.get("parts"), attachments, ctx["files"], warn)
+    if ct == "code":
+        lang = text(content.get("language")) or ""
+        code = text(content.get("text"))
+        return [text_block(f"```{'' if lang == 'unknown' else lang}\n{code}\n```" if code else "")]
+    if ct == "thoughts":
+        return _thoughts(content)
+    if ct == "system_error":
+        return [{"kind": "error", "text": text(content.get("text")) or text(content.get("name"))}]
+    if ct == "execution_output":
+        return [{"kind": "tool_output", "id": "", "name": "python", "text": _content_text(content)}]
+    body = _content_text(content)
+    if not body:
+        warn(ct)
+    return [text_block(body)]
+
+
 def _message(node_id: str, parent: str | None, msg: dict, ctx: dict) -> SourceMessage:
     author = as_dict(msg.get("author"))
     role = text(author.get("role")) or "assistant"
     content = as_dict(msg.get("content"))
     ct = text(content.get("content_type")) or "text"
     meta = as_dict(msg.get("metadata"))
-    created = to_ms(msg.get("create_time"))
-    model = text(meta.get("model_slug")) or ""
-    out = SourceMessage(node_id, parent, role, [], created, model)
+    out = SourceMessage(node_id, parent, role, [], to_ms(msg.get("create_time")))
+    out.model = text(meta.get("model_slug"))
 
     def warn(what: str) -> None:
         ctx["skipped"][f"unsupported_content:{what}"] += 1
 
-    if meta.get("is_visually_hidden_from_conversation"):
-        out.skip = "hidden"
+    out.skip = _skip_reason(role, ct, meta)
+    if out.skip:
         return out
-    if ct == "user_editable_context" or meta.get("is_user_system_message"):
-        out.skip = "custom_instructions"
-        return out
-    if role == "system":
-        out.skip = "system_message"
-        return out
-    if ct == "reasoning_recap":
-        out.skip = "reasoning_recap"
-        return out
-    attachments = {
-        text(a.get("id")): a for a in meta.get("attachments") or () if isinstance(a, dict)
-    }
     recipient = text(msg.get("recipient")) or "all"
-    if role == "assistant" and recipient != "all":
+    if role == "assistant" and recipient != "all":  # a call addressed to a tool
         args = _content_text(content)
         out.blocks = [{"kind": "tool_call", "id": node_id, "name": recipient, "arguments": args}]
         out.fold = True
         return out
     if role == "tool":
         name = text(author.get("name")) or "tool"
-        if ct == "tether_quote":
-            cite = {
-                "kind": "citation",
-                "title": text(content.get("title")),
-                "text": text(content.get("text")),
-            }
-            if isinstance(content.get("url"), str):
-                cite["url"] = text(content["url"])
-            out.blocks = [cite]
-        elif ct == "multimodal_text":  # e.g. generated images
-            out.blocks = compact(
-                _part_blocks(content.get("parts"), attachments, ctx["files"], warn)
-            )
-        else:
-            body = _content_text(content)
-            out.blocks = (
-                [{"kind": "tool_output", "id": parent or "", "name": name, "text": body}]
-                if body
-                else []
-            )
-        out.role = "assistant"
-        out.fold = True
+        out.blocks = _tool_blocks(ct, content, name, parent or "", ctx, warn)
+        out.role, out.fold = "assistant", True
         return out
-    blocks: list = []
-    if ct in ("text", "multimodal_text"):
-        blocks = _part_blocks(content.get("parts"), attachments, ctx["files"], warn)
-    elif ct == "code":
-        lang = text(content.get("language")) or ""
-        code = text(content.get("text"))
-        blocks = [
-            text_block(f"```{'' if lang == 'unknown' else lang}\n{code}\n```" if code else "")
-        ]
-    elif ct == "thoughts":
-        parts = []
-        for th in content.get("thoughts") or ():
-            if isinstance(th, dict):
-                head, body = text(th.get("summary")), text(th.get("content"))
-                parts.append(f"{head}\n{body}".strip() if head else body)
-        joined = "\n\n".join(p for p in parts if p)
-        blocks = [{"kind": "thinking", "text": joined}] if joined else []
-    elif ct == "system_error":
-        blocks = [{"kind": "error", "text": text(content.get("text")) or text(content.get("name"))}]
+    attachments = {
+        text(a.get("id")): a for a in meta.get("attachments") or () if isinstance(a, dict)
+    }
+    blocks = _visible_blocks(ct, content, attachments, ctx, warn)
+    if ct == "system_error":
         out.status = "error"
-    elif ct == "execution_output":
-        blocks = [
-            {"kind": "tool_output", "id": "", "name": "python", "text": _content_text(content)}
-        ]
-    else:
-        body = _content_text(content)
-        if body:
-            blocks = [text_block(body)]
-        else:
-            warn(ct)
-    for fid, att in attachments.items():  # uploads the parts did not already show
-        blocks.append(
-            file_block(
-                name=text(att.get("name")) or fid,
-                mime_type=text(att.get("mime_type") or att.get("mimeType")),
-                size=att.get("size"),
-                ref=fid,
-                in_export=_in_archive(fid, ctx["files"]),
-            )
+    blocks.extend(  # uploads the parts did not already show
+        file_block(
+            name=text(att.get("name")) or fid,
+            mime_type=text(att.get("mime_type") or att.get("mimeType")),
+            size=att.get("size"),
+            ref=fid,
+            in_export=_in_archive(fid, ctx["files"]),
         )
+        for fid, att in attachments.items()
+    )
     out.blocks = compact(blocks)
     return out
 

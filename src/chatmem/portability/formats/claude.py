@@ -33,52 +33,54 @@ def _tool_result_text(content: Any) -> str:
     return dumps(content) if content is not None else ""
 
 
+def _content_blocks(c: dict, skipped) -> list:
+    """One item of a message's ``content`` list."""
+    kind = c.get("type")
+    if kind == "text":
+        return [text_block(text(c.get("text")))] + [
+            {"kind": "citation", "url": text(cite["url"]), "title": text(cite.get("title"))}
+            for cite in c.get("citations") or ()
+            if isinstance(cite, dict) and isinstance(cite.get("url"), str)
+        ]
+    if kind == "thinking":
+        t = text(c.get("thinking")) or text(c.get("text"))
+        return [{"kind": "thinking", "text": t} if t else None]
+    if kind == "tool_use":
+        args = dumps(c.get("input") if c.get("input") is not None else {})
+        return [
+            {
+                "kind": "tool_call",
+                "id": as_id(c.get("id")),
+                "name": text(c.get("name")),
+                "arguments": args,
+            }
+        ]
+    if kind == "tool_result":
+        b: dict[str, Any] = {
+            "kind": "tool_output",
+            "id": as_id(c.get("tool_use_id")),
+            "name": text(c.get("name")),
+            "text": _tool_result_text(c.get("content")),
+        }
+        if c.get("is_error") is True:
+            b["is_error"] = True
+        return [b]
+    if kind in ("image", "document"):
+        src = as_dict(c.get("source"))
+        return [
+            file_block(name=text(c.get("file_name")) or kind, mime_type=text(src.get("media_type")))
+        ]
+    skipped[f"unsupported_content:{kind}"] += 1
+    return []
+
+
 def _blocks(m: dict, skipped) -> list[dict]:
     out: list = []
     content = m.get("content")
     if isinstance(content, list) and content:
         for c in content:
-            if not isinstance(c, dict):
-                continue
-            kind = c.get("type")
-            if kind == "text":
-                out.append(text_block(text(c.get("text"))))
-                out.extend(
-                    {"kind": "citation", "url": text(cite["url"]), "title": text(cite.get("title"))}
-                    for cite in c.get("citations") or ()
-                    if isinstance(cite, dict) and isinstance(cite.get("url"), str)
-                )
-            elif kind == "thinking":
-                t = text(c.get("thinking")) or text(c.get("text"))
-                out.append({"kind": "thinking", "text": t} if t else None)
-            elif kind == "tool_use":
-                out.append(
-                    {
-                        "kind": "tool_call",
-                        "id": as_id(c.get("id")),
-                        "name": text(c.get("name")),
-                        "arguments": dumps(c.get("input") if c.get("input") is not None else {}),
-                    }
-                )
-            elif kind == "tool_result":
-                b: dict[str, Any] = {
-                    "kind": "tool_output",
-                    "id": as_id(c.get("tool_use_id")),
-                    "name": text(c.get("name")),
-                    "text": _tool_result_text(c.get("content")),
-                }
-                if c.get("is_error") is True:
-                    b["is_error"] = True
-                out.append(b)
-            elif kind in ("image", "document"):
-                src = as_dict(c.get("source"))
-                out.append(
-                    file_block(
-                        name=text(c.get("file_name")) or kind, mime_type=text(src.get("media_type"))
-                    )
-                )
-            else:
-                skipped[f"unsupported_content:{kind}"] += 1
+            if isinstance(c, dict):
+                out.extend(_content_blocks(c, skipped))
     else:
         out.append(text_block(text(m.get("text"))))
     out.extend(

@@ -25,53 +25,42 @@ def _part_text(v: Any) -> str:
     return text(v)
 
 
+def _tool_call(call: dict) -> list:
+    cid, name = as_id(call.get("id")), text(call.get("name"))
+    args = call.get("args", call.get("arguments", ""))
+    out = [{"kind": "tool_call", "id": cid, "name": name, "arguments": dumps(args)}]
+    if call.get("output") is not None:
+        out.append({"kind": "tool_output", "id": cid, "name": name, "text": dumps(call["output"])})
+    return out
+
+
+def _part(c: dict, skipped) -> list:
+    """One item of a message's ``content`` list."""
+    kind = c.get("type")
+    if kind == "text":
+        return [text_block(_part_text(c.get("text")))]
+    if kind == "think":
+        t = _part_text(c.get("think"))
+        return [{"kind": "thinking", "text": t} if t else None]
+    if kind == "tool_call":
+        return _tool_call(as_dict(c.get("tool_call")))
+    if kind in ("image_file", "image_url"):
+        ref = as_dict(c.get(kind))
+        name = text(ref.get("file_id") or ref.get("url")) or "image"
+        return [file_block(name=name, mime_type="image/*", ref=text(ref.get("file_id")))]
+    if kind == "error":
+        return [{"kind": "error", "text": _part_text(c.get("error") or c.get("text"))}]
+    skipped[f"unsupported_content:{kind}"] += 1
+    return []
+
+
 def _blocks(m: dict, skipped) -> list[dict]:
     out: list = []
     content = m.get("content")
     if isinstance(content, list) and content:
         for c in content:
-            if not isinstance(c, dict):
-                continue
-            kind = c.get("type")
-            if kind == "text":
-                out.append(text_block(_part_text(c.get("text"))))
-            elif kind == "think":
-                t = _part_text(c.get("think"))
-                out.append({"kind": "thinking", "text": t} if t else None)
-            elif kind == "tool_call":
-                call = as_dict(c.get("tool_call"))
-                cid = as_id(call.get("id"))
-                args = call.get("args", call.get("arguments", ""))
-                out.append(
-                    {
-                        "kind": "tool_call",
-                        "id": cid,
-                        "name": text(call.get("name")),
-                        "arguments": dumps(args),
-                    }
-                )
-                if call.get("output") is not None:
-                    out.append(
-                        {
-                            "kind": "tool_output",
-                            "id": cid,
-                            "name": text(call.get("name")),
-                            "text": dumps(call["output"]),
-                        }
-                    )
-            elif kind in ("image_file", "image_url"):
-                ref = as_dict(c.get(kind))
-                out.append(
-                    file_block(
-                        name=text(ref.get("file_id") or ref.get("url")) or "image",
-                        mime_type="image/*",
-                        ref=text(ref.get("file_id")),
-                    )
-                )
-            elif kind == "error":
-                out.append({"kind": "error", "text": _part_text(c.get("error") or c.get("text"))})
-            else:
-                skipped[f"unsupported_content:{kind}"] += 1
+            if isinstance(c, dict):
+                out.extend(_part(c, skipped))
     else:
         out.append(text_block(text(m.get("text"))))
     out.extend(
