@@ -430,3 +430,16 @@ async def test_an_uncommitted_dry_run_upload_expires(db_url, tmp_path):
         await upload(c, DATA / "claude.json")  # any later upload sweeps expired ones
         assert len(list(folder.iterdir())) == 1  # only the new upload is left
         assert (await c.post(f"/api/imports/{rep['id']}/commit")).status_code == 409
+
+
+async def test_imported_messages_are_searchable(db_url, tmp_path):
+    async with port_app(db_url, tmp_path) as app, client_for(app) as c, client_for(app) as other:
+        await import_file(app, c, DATA / "claude.json")
+        r = await c.get("/api/search", params={"q": "rainy"})
+        assert r.status_code == 200, r.text
+        [hit] = r.json()["messages"]
+        assert "18C and rainy" in hit["snippet"]["text"] and hit["role"] == "assistant"
+        assert hit["created_at"] == 1_709_287_205_000  # the original date
+        r = await c.get("/api/search", params={"q": "Orange"})
+        assert [h["conversation_title"] for h in r.json()["messages"]] == ["Edits"]
+        assert (await other.get("/api/search", params={"q": "Orange"})).json()["messages"] == []

@@ -540,7 +540,7 @@ v1_prefixes = Table(
     Index("idx_v1_prefixes_conversation", "conversation_id"),
 )
 
-# + portability (portability/, migration 0008): imports run as jobs whose progress and report
+# + portability (portability/, migration 0009): imports run as jobs whose progress and report
 #   live here; ``import_sources`` keeps each imported conversation's source id (provenance, and
 #   what makes a second import of the same file create nothing new); ``exports`` are the "all my
 #   data" archives built by a job; ``account_deletions`` audits deletions by counts only — no id,
