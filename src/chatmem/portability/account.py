@@ -14,11 +14,9 @@ id, email or content. The last admin cannot be deleted (the server would have no
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
-
 from ..db import schema as t
 from ..db.engine import Database
-from ..errors import Conflict, NotFound, Unprocessable
+from ..errors import Conflict, Unprocessable
 from . import files, store
 
 U = t.users.c
@@ -27,26 +25,15 @@ U = t.users.c
 async def delete_account(
     db: Database, user_id: str, confirm: str, *, actor: str, actor_id: str = ""
 ) -> dict:
-    paths: list[str] = []
     async with db.write() as c:
-        user = (await c.execute(select(U.id, U.email, U.role).where(U.id == user_id))).first()
-        if user is None:
-            raise NotFound("user not found")
+        user = await store.user_row(c, user_id)
         if confirm.strip().lower() != user.email.lower():
             raise Unprocessable("confirm must be the account's email", code="confirmation_mismatch")
-        if user.role == "admin":
-            admins = (
-                await c.execute(select(func.count()).select_from(t.users).where(U.role == "admin"))
-            ).scalar_one()
-            if admins <= 1:
-                raise Conflict("the last admin cannot be deleted", code="last_admin")
+        if user.role == "admin" and await store.admin_count(c) <= 1:
+            raise Conflict("the last admin cannot be deleted", code="last_admin")
         counts = await store.count_user_rows(c, user_id)
         counts["users"] = 1
-        for table, col in ((t.imports, "path"), (t.exports, "path")):
-            q = select(table.c[col]).where(table.c.user_id == user_id, table.c[col] != "")
-            if table is t.imports:
-                q = q.where(table.c.owns_file == 1)
-            paths += list((await c.execute(q)).scalars())
+        paths = await store.user_files(c, user_id)
         await store.purge_user(c, user_id)
         audit = await store.add_deletion_audit(c, actor, actor_id, counts)
     await files.remove(*paths)

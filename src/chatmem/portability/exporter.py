@@ -17,8 +17,6 @@ import json
 import zipfile
 from pathlib import Path
 
-from sqlalchemy import select
-
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
@@ -157,7 +155,7 @@ async def write_archive(db: Database, user_id: str, path: Path) -> dict:
     counts = {"conversations": 0, "messages": 0}
     async with db.read() as c:
         ids = await store.conversation_ids(c, user_id)
-        user = (await c.execute(select(t.users).where(t.users.c.id == user_id))).one()
+        user = await store.user_row(c, user_id)
     tmp = path.with_suffix(".part")
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
         await asyncio.to_thread(z.writestr, "README.txt", README)

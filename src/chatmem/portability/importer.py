@@ -33,10 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-
 from ..conversations import followups
-from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..db.ids import new_id
@@ -332,10 +329,8 @@ def _note(report: dict, key: str, item: dict) -> None:
 
 async def _user_language(db: Database, user_id: str) -> str:
     async with db.read() as c:
-        settings = (
-            await c.execute(select(t.users.c.settings).where(t.users.c.id == user_id))
-        ).scalar()
-    return pick_language((settings or {}).get("language"))
+        user = await store.user_row(c, user_id)
+    return pick_language((user.settings or {}).get("language"))
 
 
 class _Run:
@@ -382,6 +377,11 @@ class _Run:
     async def item(self, index: int, obj) -> None:
         p = self._plan(index, obj)
         self.done = index + 1
+        if p is None and not self.dry:  # counted now: a resumed job must not count it twice
+            async with self.db.write() as c:
+                await self._save_progress(c)
+            await self.tick(saved=True)
+            return
         if p is None or self.dry:
             if p is not None:
                 self.report["conversations"]["imported"] += 1

@@ -3,8 +3,6 @@ the account purge. Every function takes an open connection; reads are scoped to 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 from sqlalchemy import ColumnElement, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -184,12 +182,6 @@ async def rows_of(c: AsyncConnection, table, user_id: str, order=None) -> list:
     return list((await c.execute(q)).all())
 
 
-async def stream_rows(c: AsyncConnection, table, user_id: str, cols) -> AsyncIterator:
-    res = await c.stream(select(*cols).where(table.c.user_id == user_id))
-    async for row in res:
-        yield row
-
-
 # ── exports (archives) ──────────────────────────────────────────────────────────────────────────
 
 
@@ -237,6 +229,25 @@ async def delete_export_row(c: AsyncConnection, eid: str) -> None:
 
 
 # ── account purge ───────────────────────────────────────────────────────────────────────────────
+
+
+async def user_row(c: AsyncConnection, user_id: str):
+    row = (await c.execute(select(t.users).where(t.users.c.id == user_id))).first()
+    if row is None:
+        raise NotFound("user not found")
+    return row
+
+
+async def admin_count(c: AsyncConnection) -> int:
+    q = select(func.count()).select_from(t.users).where(t.users.c.role == "admin")
+    return (await c.execute(q)).scalar_one()
+
+
+async def user_files(c: AsyncConnection, user_id: str) -> list[str]:
+    """The files on disk the user's imports (their own uploads) and exports hold."""
+    q1 = select(IM.path).where(IM.user_id == user_id, IM.path != "", IM.owns_file == 1)
+    q2 = select(E.path).where(E.user_id == user_id, E.path != "")
+    return [*(await c.execute(q1)).scalars(), *(await c.execute(q2)).scalars()]
 
 
 def _job_refs(user_id: str):
