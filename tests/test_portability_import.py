@@ -443,3 +443,36 @@ async def test_imported_messages_are_searchable(db_url, tmp_path):
         r = await c.get("/api/search", params={"q": "Orange"})
         assert [h["conversation_title"] for h in r.json()["messages"]] == ["Edits"]
         assert (await other.get("/api/search", params={"q": "Orange"})).json()["messages"] == []
+
+
+async def test_a_large_import_stays_under_a_memory_ceiling(db_url, tmp_path):
+    """30,000 messages (~14 MB of JSON): the whole job — streamed parse, repair, inserts — never
+    holds more than a fraction of the file (bench/imports.py measures RSS at 100,000)."""
+    import tracemalloc
+
+    from chatmem.portability import importer
+    from tests.port_support import write_chatgpt_export
+
+    path = tmp_path / "big.json"
+    n = write_chatgpt_export(path, 300, 100)
+    size = path.stat().st_size
+    async with port_app(db_url, tmp_path) as app, client_for(app) as c:
+        rt = app.state.runtime
+        out = await importer.create_import(
+            rt.db,
+            rt.settings,
+            c.user_id,
+            None,
+            filename="big.json",
+            local_path=str(path),
+            queue=False,
+        )
+        tracemalloc.start()
+        try:
+            done = await importer.run_import(rt.db, rt.settings, out["id"])
+            _current, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert done["status"] == "done" and done["report"]["messages"]["imported"] == n
+        assert peak < size / 4, (peak, size)
+        assert await _count(app, t.messages, user_id=c.user_id) == n
