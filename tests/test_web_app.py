@@ -462,7 +462,9 @@ def test_a_provider_failure_shows_the_error_and_regenerate_recovers(browser, ser
     user.api.patch(f"/api/conversations/{c['id']}", json={"model": "unreachable"})
     ctx, page, console = new_page(browser, server.base, look, login=user.login)
     page.goto(f"/c/{c['id']}")
-    assert page.get_by_label("Model").input_value() == "unreachable"
+    page.wait_for_function(
+        "() => document.querySelector('.model-picker select')?.value === 'unreachable'"
+    )
     composer(page).fill("Are you there?")
     composer(page).press("Enter")
     state = page.locator(".msg.assistant.error .msg-state")

@@ -50,7 +50,7 @@ export function ChatRoute() {
     <div className={`chat-page ${thread ? "with-thread" : ""}`}>
       <div className="chat-column">
         <TopBar title={title || (conv.isError ? t("err_not_found") : "")}>
-          <ModelPicker value={conv.data?.model_id ?? ""} onChange={setModel} />
+          {conv.data && <ModelPicker value={conv.data.model_id} onChange={setModel} />}
           <HelpButton />
         </TopBar>
         <ChatView
