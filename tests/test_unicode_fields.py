@@ -237,6 +237,9 @@ FIELDS += [
     F("POST", V1, "stop", {"model": "demo", "messages": [V1_USER], "stop": "@"}),
     F("POST", V1, "stop.[]", {"model": "demo", "messages": [V1_USER], "stop": ["@"]}),
     F("POST", V1, "tool_choice", {"model": "demo", "messages": [V1_USER], "tool_choice": "@"}),
+    # account deletion: the confirmation never matches these, so nothing is ever deleted
+    F("DELETE", "/api/account", "confirm", {"confirm": "@"}),
+    F("DELETE", "/api/admin/users/{uid}", "confirm", {"confirm": "@"}),
 ]
 QUERIES = [
     ("/api/search", "q"),
@@ -361,6 +364,7 @@ async def world(app, new_user):
         "amem": amem["id"],
         "amid": r.json()["id"],
         "amid_native": ans["id"],
+        "uid": a.id,
     }
     return a, ids
 
