@@ -22,7 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import httpx
@@ -120,39 +120,51 @@ async def build(db_url: str, total: int, own: int) -> str:
     return key
 
 
-def measure(db_url: str, key: str, repeats: int) -> dict[str, float]:
-    server = Server(db_url, args=("--no-worker",)).start()
+def measure(targets: list[tuple[str, str]], repeats: int) -> list[dict[str, float]]:
+    """Median latency of each query on each (database, key), the databases' servers queried in
+    turn inside one loop so machine noise hits both sides of a ratio alike."""
+    servers = [Server(url, args=("--no-worker",)).start() for url, _ in targets]
     try:
-        h = {"Authorization": f"Bearer {key}"}
-        out = {}
-        with httpx.Client(base_url=server.base, headers=h, timeout=120) as client:
+        clients = [
+            httpx.Client(base_url=srv.base, headers={"Authorization": f"Bearer {key}"}, timeout=120)
+            for srv, (_, key) in zip(servers, targets, strict=True)
+        ]
+        times: list[dict[str, list[float]]] = [{q: [] for q in QUERIES} for _ in targets]
+        for cl in clients:
+            for q in QUERIES.values():
+                cl.get("/api/search", params={"q": q}).raise_for_status()  # warm
+        for _ in range(repeats):
             for name, q in QUERIES.items():
-                client.get("/api/search", params={"q": q}).raise_for_status()  # warm
-                times = []
-                for _ in range(repeats):
+                for i, cl in enumerate(clients):
                     t0 = time.perf_counter()
-                    client.get("/api/search", params={"q": q}).raise_for_status()
-                    times.append((time.perf_counter() - t0) * 1000)
-                out[name] = statistics.median(times)
-        return out
+                    cl.get("/api/search", params={"q": q}).raise_for_status()
+                    times[i][name].append((time.perf_counter() - t0) * 1000)
+        for cl in clients:
+            cl.close()
+        return [{q: statistics.median(v) for q, v in t.items()} for t in times]
     finally:
-        server.stop()
+        for srv in servers:
+            srv.stop()
 
 
 async def run(args) -> None:
     for shape in ("own", "crowd"):
-        res = {}
-        for n in (args.small, args.large):
-            async with temp_database("chatmem_search") if args.postgres else _sqlite() as db_url:
+        async with AsyncExitStack() as stack:
+            targets = []
+            for n in (args.small, args.large):
+                db_url = await stack.enter_async_context(
+                    temp_database("chatmem_search") if args.postgres else _sqlite()
+                )
                 if db_url is None:
                     raise SystemExit("--postgres needs CHATMEM_TEST_POSTGRES_URL")
                 t0 = time.perf_counter()
                 key = await build(db_url, n, n if shape == "own" else args.small)
                 print(f"  [{shape}] built {n:,} messages in {time.perf_counter() - t0:.0f}s")
-                res[n] = await asyncio.to_thread(measure, db_url, key, args.repeats)
+                targets.append((db_url, key))
+            small, large = await asyncio.to_thread(measure, targets, args.repeats)
         print(f"\n{shape}: {'query':<10}{args.small:>12,}{args.large:>12,}   ratio")
         for q in QUERIES:
-            a, b = res[args.small][q], res[args.large][q]
+            a, b = small[q], large[q]
             print(f"  {q:<14}{a:>9.1f} ms{b:>9.1f} ms   {b / a:5.2f}")
 
 

@@ -77,18 +77,22 @@ def _scope(conv, opts: Options) -> list[str]:
 
 
 async def _lexical(
-    c, scope, weights: dict[str, float], opts: Options
+    c, scope, weights: dict[str, float], opts: Options, scope_size: int | None
 ) -> tuple[list[str], dict, int]:
     """(candidate ids, document frequencies, scope size): for each of the most telling terms of
     the latest message (rarest first; the turn before only when the message has none of its
-    own), its best messages in the scope."""
+    own), its best messages in the scope. Words so common their count hit the cap only help
+    when nothing rarer matched: their candidate lists would cost the most and say the least."""
     if not weights:
         return [], {}, 0
-    n_docs, df = await index.frequencies(c, scope, list(weights), config=opts.config)
+    n_docs, df = await index.frequencies(
+        c, scope, list(weights), scope_size=scope_size, config=opts.config
+    )
     own = [t for t in weights if weights[t] >= 1.0 and df.get(t)]
     present = own or [t for t in weights if df.get(t)]
     present.sort(key=lambda t: (df[t], t))
-    present = present[:MAX_RANKED_TERMS]
+    telling = [t for t in present if df[t] < index.DF_CAP]
+    present = (telling or present)[:MAX_RANKED_TERMS]
     if not present:
         return [], df, n_docs
     per_term = max(10, opts.candidates * 4 // len(present))
@@ -111,7 +115,8 @@ async def find(
     weights = query_terms(history)
     scope = _scope(conv, opts)
     info: dict = {"scope": opts.scope if len(scope) > 1 else "conversation", "terms": weights}
-    ids, df, n_docs = await _lexical(c, scope, weights, opts)
+    size = int(conv.message_count or 0) if len(scope) == 1 else None  # this conversation
+    ids, df, n_docs = await _lexical(c, scope, weights, opts, size or None)
     hits = await index.rows(c, conv.user_id, ids)
     path = await paths.get(c, conv.id, leaf_id)
     hits = await _allowed(c, conv, hits, path, leaf_id, len(scope) > 1)

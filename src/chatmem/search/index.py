@@ -52,38 +52,65 @@ def _check_scope(scope: Sequence[str]) -> None:
         raise ValueError(f"invalid index scope {scope!r}")
 
 
+#: Document frequencies are counted up to here: a word in more messages than this weighs next to
+#: nothing in BM25 anyway, and the count must not cost more as a history grows.
+DF_CAP = 2000
+#: A scope's size is counted up to here when the caller does not know it.
+SCOPE_CAP = 50_000
+
+
+def _capped_sqlite(i: int) -> str:
+    return (
+        f"(SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH :q{i} "
+        f"LIMIT :cap{i}))"
+    )
+
+
+def _capped_pg(i: int, query: str) -> str:
+    return (
+        f"(SELECT count(*) FROM (SELECT 1 FROM messages WHERE search_tsv @@ {query} "
+        f"LIMIT :cap{i}) s{i})"
+    )
+
+
 async def frequencies(
     c: AsyncConnection,
     scope: Sequence[str],
     terms: Sequence[str],
     *,
+    scope_size: int | None = None,
     prefix_last: bool = False,
     config: str = "simple",
 ) -> tuple[int, dict[str, int]]:
-    """(messages in the scope, {term: messages in the scope containing it}); with ``prefix_last``
-    the last term counts the messages containing a word that starts with it."""
+    """(messages in the scope, {term: messages in the scope containing it}), each count capped
+    (``DF_CAP``, ``SCOPE_CAP``) so the cost does not grow with the history; ``scope_size`` skips
+    counting the scope. With ``prefix_last`` the last term counts the messages containing a word
+    that starts with it. One statement."""
     _check_scope(scope)
     terms = [x for x in terms if x.isalnum()]
     last = len(terms) - 1 if prefix_last else -1
-    if _is_sqlite(c):
-        parts = ["SELECT count(*) FROM messages_fts WHERE messages_fts MATCH :s"]
-        params: dict = {"s": tm.fts5_scope(scope)}
-        for i, term in enumerate(terms):
-            parts.append(f"SELECT count(*) FROM messages_fts WHERE messages_fts MATCH :t{i}")
-            params[f"t{i}"] = tm.fts5_match([term], scope, prefix_last=i == last)
-        counts = (await c.execute(text(" UNION ALL ".join(parts)), params)).scalars().all()
-        # UNION ALL keeps order and duplicates on SQLite: one row per part, in order
-        return int(counts[0]), {term: int(n) for term, n in zip(terms, counts[1:], strict=True)}
-    cols = ["count(*)"]
-    params = {"s": tm.scope_tsquery(scope), "cfg": config}
-    for i, term in enumerate(terms):
-        cols.append(
-            f"count(*) FILTER (WHERE search_tsv @@ to_tsquery(CAST(:cfg AS regconfig), :t{i}))"
-        )
-        params[f"t{i}"] = tm.tsquery([term], prefix_last=i == last)
-    sql = f"SELECT {', '.join(cols)} FROM messages WHERE search_tsv @@ CAST(:s AS tsquery)"
-    row = (await c.execute(text(sql), params)).one()
-    return int(row[0]), {term: int(n) for term, n in zip(terms, row[1:], strict=True)}
+    sqlite = _is_sqlite(c)
+    params: dict = {"s": tm.scope_tsquery(scope), "cfg": config}
+    cols = []
+    if scope_size is None:
+        params.update(q0=tm.fts5_scope(scope), cap0=SCOPE_CAP)
+        cols.append(_capped_sqlite(0) if sqlite else _capped_pg(0, "CAST(:s AS tsquery)"))
+    for i, term in enumerate(terms, start=1):
+        params[f"cap{i}"] = DF_CAP
+        if sqlite:
+            params[f"q{i}"] = tm.fts5_match([term], scope, prefix_last=i - 1 == last)
+            cols.append(_capped_sqlite(i))
+        else:
+            params[f"q{i}"] = tm.tsquery([term], prefix_last=i - 1 == last)
+            q = f"(CAST(:s AS tsquery) && to_tsquery(CAST(:cfg AS regconfig), :q{i}))"
+            cols.append(_capped_pg(i, q))
+    if not cols:
+        return int(scope_size or 0), {}
+    row = (await c.execute(text("SELECT " + ", ".join(cols)), params)).one()
+    counts = [int(x) for x in row]
+    n = int(scope_size) if scope_size is not None else counts.pop(0)
+    df = dict(zip(terms, counts, strict=True))
+    return max(n, max(df.values(), default=0)), df
 
 
 async def match(

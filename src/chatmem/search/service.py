@@ -50,8 +50,10 @@ async def search(db: Database, p: Principal, q: str, *, config: str = "simple") 
             hits = [h for h in hits if h.conversation_id in titles]
             n_docs, df = 0, dict[str, int]()
             if hits:
+                # every candidate has every word: the frequencies only weigh the words against
+                # each other, so the user's history size need not be counted
                 n_docs, df = await index.frequencies(
-                    c, scope, terms, prefix_last=prefix, config=config
+                    c, scope, terms, scope_size=index.SCOPE_CAP, prefix_last=prefix, config=config
                 )
             messages = _ranked(hits, terms, df, n_docs, titles, prefix)
     return {"query": query, "conversations": conversations, "messages": messages}
