@@ -47,6 +47,15 @@ def _is_sqlite(c: AsyncConnection) -> bool:
     return c.dialect.name == "sqlite"
 
 
+def _ids_of(fts_rowids: str) -> str:
+    """Message ids for a query of FTS rowids (column ``r``), in its order. The FTS query runs on
+    its own: joined directly, SQLite may give up FTS5's own ordering and early stop."""
+    return (
+        f"SELECT i.message_id AS id FROM ({fts_rowids}) f CROSS JOIN messages_fts_ids i "
+        "ON i.rid = f.r"
+    )
+
+
 def _check_scope(scope: Sequence[str]) -> None:
     if not scope or not all(s and s.isalnum() for s in scope):
         raise ValueError(f"invalid index scope {scope!r}")
@@ -135,10 +144,10 @@ async def match(
         return []
     if _is_sqlite(c):
         expr = tm.fts5_match(terms, scope, all_terms=all_terms, prefix_last=prefix_last)
-        order = "f.rowid DESC" if newest_first else "bm25(messages_fts, 1.0, 1.0, 0.0)"
-        sql = (
-            "SELECT i.message_id FROM messages_fts f JOIN messages_fts_ids i ON i.rid = f.rowid "
-            f"WHERE messages_fts MATCH :q ORDER BY {order} LIMIT :lim"
+        order = "rowid DESC" if newest_first else "bm25(messages_fts, 1.0, 1.0, 0.0)"
+        sql = _ids_of(
+            f"SELECT rowid AS r FROM messages_fts WHERE messages_fts MATCH :q "
+            f"ORDER BY {order} LIMIT :lim"
         )
         return list((await c.execute(text(sql), {"q": expr, "lim": limit})).scalars().all())
     q = "(CAST(:s AS tsquery) && to_tsquery(CAST(:cfg AS regconfig), :q))"
@@ -180,10 +189,12 @@ async def match_each(
         if _is_sqlite(c):
             params[f"q{i}"] = tm.fts5_match([term], scope)
             parts.append(
-                "SELECT * FROM (SELECT i.message_id AS id FROM messages_fts f "
-                "JOIN messages_fts_ids i ON i.rid = f.rowid "
-                f"WHERE messages_fts MATCH :q{i} ORDER BY bm25(messages_fts, 1.0, 1.0, 0.0) "
-                "LIMIT :lim)"
+                "SELECT * FROM ("
+                + _ids_of(
+                    f"SELECT rowid AS r FROM messages_fts WHERE messages_fts MATCH :q{i} "
+                    "ORDER BY bm25(messages_fts, 1.0, 1.0, 0.0) LIMIT :lim"
+                )
+                + ")"
             )
         else:
             params[f"q{i}"] = tm.tsquery([term])
@@ -196,16 +207,19 @@ async def match_each(
     return list(dict.fromkeys(found))
 
 
+#: By primary key only: with ``user_id = ?`` in the statement too, SQLite may walk the user's
+#: index (a million rows for a long history) instead of probing the ids; the owner is checked on
+#: the fetched rows instead.
 _ROWS = select(
-    M.id, M.conversation_id, M.parent_id, M.role, M.search_text, M.created_at, M.depth
-).where(M.id.in_(bindparam("ids", expanding=True)), M.user_id == bindparam("uid"))
+    M.id, M.conversation_id, M.parent_id, M.role, M.search_text, M.created_at, M.depth, M.user_id
+).where(M.id.in_(bindparam("ids", expanding=True)))
 
 
 async def rows(c: AsyncConnection, user_id: str, ids: Sequence[str]) -> list[Hit]:
     """The caller's messages among ``ids`` (anything else is silently left out)."""
     if not ids:
         return []
-    found = (await c.execute(_ROWS, {"ids": list(ids), "uid": user_id})).all()
+    found = [r for r in (await c.execute(_ROWS, {"ids": list(ids)})).all() if r.user_id == user_id]
     return [
         Hit(
             r.id,

@@ -42,8 +42,18 @@ async def visible_titles(c: AsyncConnection, user_id: str, ids: Iterable[str]) -
     ids = sorted(set(ids))
     if not ids:
         return {}
-    q = select(C.id, C.title).where(*visible(user_id), C.id.in_(ids))
-    return {r.id: r.title for r in (await c.execute(q)).all()}
+    # by primary key, the visibility checked on the rows (see search/index.rows)
+    q = select(C.id, C.title, C.user_id, C.workspace_id, C.archived, C.inline_source_conv).where(
+        C.id.in_(ids)
+    )
+    return {
+        r.id: r.title
+        for r in (await c.execute(q)).all()
+        if r.user_id == user_id
+        and r.workspace_id == ""
+        and not r.archived
+        and r.inline_source_conv == ""
+    }
 
 
 async def recallable(
@@ -55,8 +65,14 @@ async def recallable(
     ids = sorted(set(ids))
     if not ids:
         return set()
-    agent = C.agent_id.is_(None) if agent_id is None else C.agent_id == agent_id
-    q = select(C.id).where(
-        C.user_id == user_id, C.workspace_id == "", C.inline_source_conv == "", agent, C.id.in_(ids)
+    q = select(C.id, C.user_id, C.workspace_id, C.inline_source_conv, C.agent_id).where(
+        C.id.in_(ids)
     )
-    return set((await c.execute(q)).scalars().all())
+    return {
+        r.id
+        for r in (await c.execute(q)).all()
+        if r.user_id == user_id
+        and r.workspace_id == ""
+        and r.inline_source_conv == ""
+        and r.agent_id == agent_id
+    }
