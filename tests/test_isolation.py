@@ -36,7 +36,7 @@ async def _owner_world(new_user):
 def _assert_404(r, *leaks):
     assert r.status_code == 404, (r.request.method, r.request.url, r.status_code, r.text)
     body = r.json()
-    assert set(body) == {"error"} and body["error"]["code"] == "not_found"
+    assert set(body) == {"error", "request_id"} and body["error"]["code"] == "not_found"
     assert set(body["error"]) == {"code", "message", "details"}
     for leak in (SECRET, *leaks):
         assert leak not in r.text

@@ -3,7 +3,7 @@
 Why it exists: installs come from ``requirements.txt`` / ``requirements-test.txt`` (pip-tools), so
 a dependency added to pyproject.toml without ``make lock`` would be missing from a fresh clone.
 This check is offline and fast: every requirement of ``[project].dependencies`` (and of the
-``test`` and ``local`` extras) must be pinned in the matching lockfile at a version its specifier accepts.
+``test``, ``local`` and ``otel`` extras) must be pinned in the matching lockfile at a version its specifier accepts.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def main() -> int:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     runtime = project.get("dependencies", [])
     extras = project.get("optional-dependencies", {})
-    test = extras.get("test", []) + extras.get("local", [])
+    test = extras.get("test", []) + extras.get("local", []) + extras.get("otel", [])
     found = problems(runtime, ROOT / "requirements.txt")
     found += problems(runtime + test, ROOT / "requirements-test.txt")
     for p in found:

@@ -15,7 +15,6 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import Field
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -29,7 +28,6 @@ from .config import Settings, get_settings
 from .context import manage as context_manage
 from .context import routes as context_routes
 from .contracts import openapi
-from .contracts.base import Output
 from .conversations import followups
 from .conversations import routes as conversations_routes
 from .db import faults
@@ -51,7 +49,11 @@ from .jobs.worker import Worker
 from .mcp_server import server as mcp_server
 from .memory import hooks as memory_hooks
 from .memory import routes as memory_routes
+from .observability.middleware import RequestTelemetry
+from .observability.telemetry import Telemetry
 from .openai_compat import routes as openai_compat_routes
+from .ops import routes as ops_routes
+from .ops.admin import AdminListener
 from .portability import exporter as portability_exports
 from .portability import importer as portability_imports
 from .portability import routes as portability_routes
@@ -65,6 +67,7 @@ from .web import routes as web_routes
 
 #: The HTTP routers, in order (order matters only for route precedence).
 ROUTERS = [
+    ops_routes.router,
     auth_routes.router,
     conversations_routes.router,
     generation_routes.messages_router,
@@ -84,11 +87,6 @@ ROUTERS = [
     portability_routes.router,
     web_routes.router,
 ]
-
-
-class Health(Output):
-    ok: bool
-    database: str = Field(description="sqlite | postgresql")
 
 
 def _error_json(status: int, code: str, message: str, details=None) -> JSONResponse:
@@ -158,6 +156,8 @@ def create_runtime(settings: Settings, *, db: Database | None = None) -> Runtime
     """The process's Runtime with every part wired but no HTTP app (what ``chatmem worker`` runs;
     tests build it too). Services start in list order and stop in reverse."""
     db_ = db or Database(settings.database_url)
+    telemetry = Telemetry.from_settings(settings)  # refuses tracing without the [otel] extra
+    telemetry.tracing.instrument_engine(db_.engine, db_.dialect)
     rt = Runtime(
         settings=settings,
         db=db_,
@@ -165,6 +165,7 @@ def create_runtime(settings: Settings, *, db: Database | None = None) -> Runtime
         generation=GenerationState(db_, settings),
         login_guard=LoginGuard.from_settings(settings),
         share_limiter=Throttle("public-share", settings.public_share_rate_per_ip),
+        telemetry=telemetry,
     )
     rt.job_handlers.update(
         {
@@ -194,6 +195,8 @@ def create_runtime(settings: Settings, *, db: Database | None = None) -> Runtime
         rt.embeddings = embedding_service.EmbeddingService(settings, embedder)
         embedding_service.enable(rt.db, settings)
         rt.services.append(embedding_service.Lifecycle(rt.db, settings, rt.embeddings))
+    if settings.admin_listen:  # /metrics, health and ready on a private address (ops/admin.py)
+        rt.services.append(AdminListener(rt, settings.admin_listen))
     return rt
 
 
@@ -239,13 +242,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.runtime = rt
     edge.install(app, settings, RejectNulInUrl)
+    # outermost: every answer (a 413 from the edge, a preflight, a 404) gets a request id, a
+    # log line, metrics and a span (observability/middleware.py)
+    app.add_middleware(RequestTelemetry, telemetry=rt.telemetry)
     install_error_handlers(app)
-
-    @app.get("/api/health", tags=["meta"], response_model=Health)
-    async def health():
-        async with rt.db.read() as c:
-            await c.exec_driver_sql("SELECT 1")
-        return {"ok": True, "database": rt.db.dialect}
 
     for router in ROUTERS:
         app.include_router(router)

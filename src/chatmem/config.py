@@ -138,6 +138,19 @@ class Settings(BaseSettings):
     transfer_dir: str = "./data/transfers"
     max_import_bytes: int = 4 * 1024**3  # POST /api/imports (the upload streams to disk)
     export_ttl_s: int = 7 * 24 * 3600  # an "all my data" archive is deleted after this
+    # operations (observability/ and ops/; README "Operations")
+    log_level: str = "info"  # debug | info | warning | error
+    log_format: str = "auto"  # json | text | auto (json unless stderr is a terminal)
+    # /metrics on the API port answers only 'Authorization: Bearer <metrics_token>' ('' = not
+    # served there); the admin listener serves it without a token on its own address
+    metrics_token: str = ""
+    admin_listen: str = ""  # host:port of the admin listener (/metrics, health, ready); '' = off
+    worker_heartbeat_s: float = Field(10.0, gt=0, le=3600)  # a worker's "still here" write
+    # /api/ready needs a worker heartbeat younger than this (0 = do not check for workers)
+    ready_worker_max_age_s: float = Field(60.0, ge=0)
+    otel_enabled: bool = False  # OpenTelemetry tracing (pip install 'chatmem[otel]')
+    otel_exporter: str = "otlp"  # otlp (OTEL_EXPORTER_OTLP_* variables) | console | none
+    otel_service_name: str = "chatmem"
 
     # embeddings (off unless an embedder is named; see chatmem/embeddings/__init__.py)
     embedder: str = ""  # '' = off | openai | local | hashing | a third-party entry point

@@ -25,6 +25,7 @@ from .db.engine import Database
 from .edge.ratelimit import Throttle
 from .embeddings.service import EmbeddingService
 from .generation.state import GenerationState
+from .observability.telemetry import Telemetry
 from .providers.registry import Registry
 
 #: A job handler: ``await fn(runtime, payload)``; registered by kind in ``Runtime.job_handlers``.
@@ -91,6 +92,8 @@ class Runtime:
     #: the MCP server's ASGI app, mounted at ``/mcp`` (built with its session manager)
     mcp_app: ASGIApp | None = None
     services: list[Service] = field(default_factory=list)
+    #: metrics, the turn log line and tracing (observability/); domains report into its hooks
+    telemetry: Telemetry = field(default_factory=Telemetry)
     #: recall's per-process memo of each conversation's latest path (conversations/paths.py)
     path_cache: PathCache = field(default_factory=PathCache)
 
@@ -103,3 +106,4 @@ class Runtime:
             await s.stop()
         await self.providers.aclose()
         await self.db.dispose()
+        self.telemetry.tracing.shutdown()

@@ -591,7 +591,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Health */
+        /**
+         * Health
+         * @description Liveness: the process and its database answer.
+         */
         get: operations["health_api_health_get"];
         put?: never;
         post?: never;
@@ -835,6 +838,26 @@ export interface paths {
         put?: never;
         /** Clone Shared */
         post: operations["clone_shared_api_public_shared__token__clone_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Ready
+         * @description Readiness: database reachable, migrations current, a job worker's heartbeat seen.
+         */
+        get: operations["ready_api_ready_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1403,6 +1426,13 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** Check */
+        Check: {
+            /** Detail */
+            detail: string;
+            /** Ok */
+            ok: boolean;
+        };
         /** Choice */
         Choice: {
             /** Finish Reason */
@@ -1808,6 +1838,11 @@ export interface components {
          */
         ErrorResponse: {
             error: components["schemas"]["ErrorInfo"];
+            /**
+             * Request Id
+             * @description this request's id, also in the X-Request-ID header and the server's logs (quote it when reporting a problem)
+             */
+            request_id?: string | null;
         };
         /**
          * ExportDocument
@@ -2885,6 +2920,21 @@ export interface components {
             reasons: string[];
             /** Updated At */
             updated_at: number;
+        };
+        /** Readiness */
+        Readiness: {
+            /**
+             * Checks
+             * @description database, migrations, workers
+             */
+            checks: {
+                [key: string]: components["schemas"]["Check"];
+            };
+            /**
+             * Ok
+             * @description true when every check passed (then the status is 200, else 503)
+             */
+            ok: boolean;
         };
         /** RegenerateIn */
         RegenerateIn: {
@@ -8968,6 +9018,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ready_api_ready_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description Not ready: a check failed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
         };

@@ -7,6 +7,7 @@ etc.), so the same binary serves SQLite on a laptop and PostgreSQL behind a load
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 
 import typer
@@ -22,6 +23,7 @@ from ..db.migrate import upgrade
 from ..embeddings import jobs as embedding_jobs
 from ..embeddings import registry as embedders
 from ..errors import ApiError
+from ..observability import logs
 from . import portability
 from .bootstrap import first_start, login_link
 
@@ -87,15 +89,19 @@ def serve(
     if no_worker:
         overrides["run_worker"] = False
     s = get_settings(**overrides)
+    logs.configure(s.log_level, s.log_format)
     upgrade(s.database_url)
     _run(first_start(s))
     # proxy_headers off: uvicorn would trust 127.0.0.1 by default; the app believes forwarded
-    # headers only from CHATMEM_TRUSTED_PROXIES (edge/headers.py)
+    # headers only from CHATMEM_TRUSTED_PROXIES (edge/headers.py). Logging is ours (one JSON
+    # line per request from the request middleware), so uvicorn's config and access log are off.
     uvicorn.run(
         create_app(s),
         host=s.host,
         port=s.port,
-        log_level="info",
+        log_config=None,
+        log_level=s.log_level,
+        access_log=False,
         timeout_graceful_shutdown=5,
         proxy_headers=False,
     )
@@ -105,6 +111,7 @@ def serve(
 def worker() -> None:
     """Run background jobs (and the stale-turn sweeper) without serving HTTP."""
     s = get_settings(run_worker=True)
+    logs.configure(s.log_level, s.log_format)
     upgrade(s.database_url)
 
     async def run() -> None:
@@ -114,7 +121,7 @@ def worker() -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         await rt.start()
-        console.print(f"worker running on {s.database_url}")
+        logging.getLogger("chatmem.worker").info("worker running on %s", rt.db.dialect)
         try:
             await stop.wait()
         finally:

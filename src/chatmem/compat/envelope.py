@@ -47,12 +47,13 @@ _HTTP_CODES = {
 
 
 def request_id(request: Request) -> str:
-    """The id of this request (stable for its lifetime)."""
-    rid = getattr(request.state, "compat_request_id", None)
+    """The id of this request (stable for its lifetime): the one the request middleware gave it
+    (observability/middleware.py, also in the logs), else the caller's or a new one."""
+    rid = getattr(request.state, "request_id", None)
     if rid is None:
         sent = request.headers.get("x-request-id", "")
         rid = sent if _REQUEST_ID.match(sent) else new_id("req")
-        request.state.compat_request_id = rid
+        request.state.request_id = rid
     return rid
 
 

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import time
+
 from sqlalchemy import select
 
 from ..auth.models import Principal
@@ -79,6 +81,7 @@ async def compact_now(rt, p: Principal, cid: str) -> dict:
     async with rt.db.read() as c:
         conv = await store.get_conversation(c, p.id, cid)
     model = resolve_model(rt, conv.model_id)
+    t0 = time.monotonic()
     res = await cp.compact(
         rt.db,
         conversation_id=cid,
@@ -88,6 +91,8 @@ async def compact_now(rt, p: Principal, cid: str) -> dict:
         summarizer=resolve_summarizer(rt, model),
         manual=True,
     )
+    if res.compacted:
+        rt.telemetry.compaction("manual", time.monotonic() - t0)
     async with rt.db.read() as c:
         conv = await store.get_conversation(c, p.id, cid)
     return {
@@ -106,7 +111,8 @@ async def compaction_job(rt, payload: dict) -> None:
     if conv is None:  # deleted since: nothing to do
         return
     model = resolve_model(rt, conv.model_id)
-    await cp.compact(
+    t0 = time.monotonic()
+    res = await cp.compact(
         rt.db,
         conversation_id=cid,
         user_id=conv.user_id,
@@ -114,3 +120,5 @@ async def compaction_job(rt, payload: dict) -> None:
         model=model,
         summarizer=resolve_summarizer(rt, model),
     )
+    if res.compacted:
+        rt.telemetry.compaction("job", time.monotonic() - t0)

@@ -1,8 +1,8 @@
 """The error contract: the body every native error answers with, and OpenAPI declarations of it.
 
 Why it exists: a client generated from ``/openapi.json`` must know every status a route can answer
-and that each carries ``{"error": {"code", "message", "details"}}`` (not FastAPI's default 422
-shape). Routers declare the statuses they can answer with ``errors(...)``.
+and that each carries ``{"error": {"code", "message", "details"}, "request_id"}`` (not FastAPI's
+default 422 shape; the request id is added by observability/middleware.py). Routers declare the statuses they can answer with ``errors(...)``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,11 @@ class ErrorResponse(Output):
     """Every native error: a proper HTTP status and this body."""
 
     error: ErrorInfo
+    request_id: str | None = Field(
+        default=None,
+        description="this request's id, also in the X-Request-ID header and the server's logs "
+        "(quote it when reporting a problem)",
+    )
 
 
 #: What each status means across the native API (one description per status keeps the document

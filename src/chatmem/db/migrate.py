@@ -1,17 +1,31 @@
-"""Run Alembic migrations programmatically (no alembic.ini needed): upgrade, downgrade, current."""
+"""Run Alembic migrations programmatically (no alembic.ini needed): upgrade, downgrade, current.
+
+Several processes may start at once on one PostgreSQL (N API replicas and the workers of a
+deployment all run ``upgrade`` at start): the migration environment takes a transaction-scoped
+advisory lock first (``MIGRATION_LOCK``, env.py), so one process migrates and the others wait
+and then find the schema current. ``head()`` and ``current(c)`` tell readiness checks and the
+CLI whether a database is at the schema this code expects.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .engine import ensure_sqlite_dir, normalize_url
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+#: pg_advisory_xact_lock key held while migrating (any constant; "chatmem" in ASCII)
+MIGRATION_LOCK = 0x636861746D656D
 
 
 def alembic_config(url: str) -> Config:
@@ -50,3 +64,22 @@ def upgrade(url: str, revision: str = "head") -> None:
 
 def downgrade(url: str, revision: str) -> None:
     _in_thread(command.downgrade, alembic_config(url), revision)
+
+
+@functools.cache
+def head() -> str:
+    """The newest revision of the migrations shipped with this code."""
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    heads = script.get_heads()
+    assert len(heads) == 1, f"the migrations have {len(heads)} heads: {heads}"
+    return heads[0]
+
+
+async def current(c: AsyncConnection) -> str | None:
+    """The database's revision (None: no chatmem schema — never migrated)."""
+    try:
+        async with c.begin_nested():
+            row = (await c.execute(text("SELECT version_num FROM alembic_version"))).first()
+    except DBAPIError:  # no alembic_version table
+        return None
+    return row[0] if row else None

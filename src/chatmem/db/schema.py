@@ -607,3 +607,19 @@ account_deletions = Table(
     _ms("created_at"),
     Index("idx_account_deletions_created", "created_at"),
 )
+
+# + job workers' heartbeats (jobs/heartbeat.py, migration 0010): each running worker upserts its
+#   row every ``worker_heartbeat_s`` and deletes it when it stops, so ``/api/ready`` and the
+#   ``chatmem_workers_alive`` metric can tell whether anything is running the job queue. Rows of
+#   workers that died are ignored once stale and deleted after a day.
+workers = Table(
+    "workers",
+    metadata,
+    Column("id", Text, primary_key=True),  # host:pid:random (jobs.worker.new_worker_id)
+    Column("host", Text, nullable=False),
+    _int("pid"),
+    _json("kinds"),  # the job kinds it claims
+    _ms("started_at"),
+    _ms("seen_at"),
+    Index("idx_workers_seen_at", "seen_at"),
+)

@@ -96,9 +96,12 @@ class Sweeper:
                     ended.append(mid)
         if ended:
             log.warning("ended %d interrupted turn(s): %s", len(ended), ", ".join(ended))
+            rt.telemetry.swept(turns_ended=len(ended))
         return ended
 
     async def prune_once(self) -> int:
         """Delete the event logs of finished turns older than ``event_retention_s``."""
         async with self.rt.db.write() as c:
-            return await ev.prune(c, now_ms() - self.rt.settings.event_retention_s * 1000)
+            n = await ev.prune(c, now_ms() - self.rt.settings.event_retention_s * 1000)
+        self.rt.telemetry.swept(events_pruned=n)
+        return n

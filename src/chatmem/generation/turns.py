@@ -27,6 +27,7 @@ from ..db import faults
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..jobs.queue import enqueue
+from ..observability.telemetry import TurnRecord, outcome_of
 from ..providers import errors as perr
 from ..providers.base import (
     ChatMessage,
@@ -114,6 +115,7 @@ class TurnRunner:
         self.task: asyncio.Task | None = None
         self.finalizing = False  # the final write owns the pending events from then on
         self.row_written_ms = 0  # when the flusher last rewrote the partial row
+        self.first_token_ms: int | None = None  # from the turn's start (telemetry)
         self.last_renew = time.monotonic()  # the lease; flushes renew it too (flusher.py)
         self._helpers_done = asyncio.Event()
 
@@ -128,6 +130,21 @@ class TurnRunner:
 
     # ── the turn ───────────────────────────────────────────────────────────────────────────────
     async def run(self) -> None:
+        spec, tel = self.spec, self.rt.telemetry
+        tel.turn_started(provider=spec.model.provider, model=spec.model.id)
+        with tel.span("chatmem.turn", **self._span_attrs()):
+            await self._run()
+
+    def _span_attrs(self) -> dict:
+        spec = self.spec
+        return {
+            "chatmem.conversation_id": spec.conv_id,
+            "chatmem.message_id": spec.assistant_message_id,
+            "gen_ai.system": spec.model.provider,
+            "gen_ai.request.model": spec.model.id,
+        }
+
+    async def _run(self) -> None:
         # Helpers are never cancelled: a task cancelled inside a database call can leave its
         # connection mid-transaction (on SQLite, holding the write lock). They stop at a wait.
         helpers = [asyncio.create_task(self._heartbeat())]  # flushing: flusher.py, per process
@@ -165,7 +182,7 @@ class TurnRunner:
         except Exception:  # a failing hook or context builder is this turn's error
             log.exception("turn %s: context failed", self.spec.assistant_message_id)
             return ("error", "error", "context_error", TURN_ERRORS["context_error"])
-        consume = asyncio.create_task(self._consume(messages))
+        consume = asyncio.create_task(self._consume_traced(messages))
         stopper = asyncio.create_task(self.stop_event.wait())
         done, _ = await asyncio.wait(
             {consume, stopper},
@@ -233,6 +250,7 @@ class TurnRunner:
         if not self.rt.settings.inline_compaction:
             return None
         spec = self.spec
+        t0 = time.monotonic()
         try:
             res = await context_service.ensure_compacted(
                 self.rt,
@@ -246,8 +264,21 @@ class TurnRunner:
             return None
         if res is None or not res.compacted:
             return None
+        self.rt.telemetry.compaction("inline", time.monotonic() - t0)
         self.live.add("compaction", {"mode": "inline", **res.public()})
         return res
+
+    async def _consume_traced(self, messages) -> None:
+        with self.rt.telemetry.span("chatmem.provider.stream", **self._span_attrs()):
+            await self._consume(messages)
+
+    def _first_token(self) -> None:
+        if self.first_token_ms is None:
+            self.first_token_ms = now_ms() - self.spec.started_ms
+            m = self.spec.model
+            self.rt.telemetry.first_token(
+                provider=m.provider, model=m.id, seconds=self.first_token_ms / 1000
+            )
 
     async def _consume(self, messages) -> None:
         provider = self.rt.providers.provider(self.spec.model.provider)
@@ -273,6 +304,7 @@ class TurnRunner:
                     self.live.add("tool_call", {k: v for k, v in call.items() if k != "kind"})
                 elif isinstance(e, ThinkingDelta):
                     if e.text:
+                        self._first_token()
                         text = scrub(e.text)
                         self.thinking.append(text)
                         self.live.add("thinking_delta", {"text": text})
@@ -286,6 +318,7 @@ class TurnRunner:
 
     def _text(self, text: str) -> None:
         if text:
+            self._first_token()
             self.text.append(text)
             self.live.add("text_delta", {"text": text})
 
@@ -318,8 +351,8 @@ class TurnRunner:
 
     async def _finalize(self, status, stop_reason, code, message) -> None:
         spec = self.spec
-        if status == "lost":
-            log.warning("turn %s lost its lease; the sweeper ended it", spec.assistant_message_id)
+        if status == "lost":  # the sweeper ended it (the turn log line says so, as a warning)
+            self._report("lost", None, None, None)
             return
         text = "".join(self.text)
         b = pricing.bill(
@@ -370,11 +403,35 @@ class TurnRunner:
             max_s=5.0,
             deadline_s=self.rt.settings.turn_cap_s,
         )
+        self._report(status if final is not None else "lost", stop_reason, code, b)
         if final is None:
             return
         self.live.mark_flushed(self.live.last_seq)
         self.live.add("usage", usage_ev["data"], durable=True)
         self.live.add(final["type"], final["data"], durable=True)
+
+    def _report(self, status, stop_reason, code, b: pricing.Bill | None) -> None:
+        """The operator's record of this turn: metrics and its one log line (observability)."""
+        spec = self.spec
+        self.rt.telemetry.turn_finished(
+            TurnRecord(
+                conversation_id=spec.conv_id,
+                message_id=spec.assistant_message_id,
+                user_id=spec.principal.id,
+                provider=spec.model.provider,
+                model=spec.model.id,
+                outcome=outcome_of(status, stop_reason, code),
+                stop_reason=stop_reason,
+                error_code=code,
+                input_tokens=b.input_tokens if b else 0,
+                output_tokens=b.output_tokens if b else 0,
+                context_tokens=self.context_tokens,
+                cost_usd=b.cost if b else 0.0,
+                credits=b.credits if b else 0.0,
+                first_token_ms=self.first_token_ms,
+                duration_ms=now_ms() - spec.started_ms,
+            )
+        )
 
     async def _end(self, c, values, events, terminal, terminal_data):
         """The final write, safe to repeat: if an earlier try committed without its answer

@@ -15,7 +15,8 @@ Any number of workers (threads of one process, processes, replicas) share one ``
   idempotent — a job may run more than once.
 
 ``Worker`` is a runtime service (async ``start()``/``stop()``); ``run_once()`` claims and runs one
-job and is what tests drive directly.
+job and is what tests drive directly. While started it also writes its heartbeat (heartbeat.py)
+and reports each attempt to ``rt.telemetry`` (lag from due to claim, duration, outcome).
 """
 
 from __future__ import annotations
@@ -25,16 +26,18 @@ import contextlib
 import logging
 import os
 import socket
+import time
 import traceback
 import uuid
 from typing import Any
 
-from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..runtime import Runtime
+from . import heartbeat as hb
 from .queue import Permanent
 
 log = logging.getLogger(__name__)
@@ -82,7 +85,9 @@ async def claim(
                 locked_until=now + visibility_ms,
                 updated_at=now,
             )
-            .returning(J.id, J.kind, J.payload, J.attempts, J.max_attempts, J.dedupe_key)
+            .returning(
+                J.id, J.kind, J.payload, J.attempts, J.max_attempts, J.dedupe_key, J.run_after
+            )
         )
         row = (await c.execute(stmt)).first()
     return dict(row._mapping) if row else None
@@ -203,6 +208,28 @@ async def list_recent(db, *, status: str | None, kind: str | None, limit: int) -
     return {"items": [job_out(r) for r in rows], "next_cursor": None}
 
 
+async def queue_stats(c) -> tuple[list[tuple[str, str, int]], dict[str, float]]:
+    """(kind, status, count) of the unfinished and failed jobs, and per kind how long the oldest
+    due queued job has waited, in seconds (the metrics' queue gauges)."""
+    rows = (
+        await c.execute(
+            select(J.kind, J.status, func.count())
+            .where(J.status.in_(("queued", "running", "failed")))
+            .group_by(J.kind, J.status)
+        )
+    ).all()
+    now = now_ms()
+    due = (
+        await c.execute(
+            select(J.kind, func.min(J.run_after))
+            .where(J.status == "queued", J.run_after <= now)
+            .group_by(J.kind)
+        )
+    ).all()
+    oldest = {kind: max(0.0, (now - int(first)) / 1000) for kind, first in due}
+    return [(r[0], r[1], int(r[2])) for r in rows], oldest
+
+
 class Worker:
     """Runs jobs in this process until stopped (a Runtime service)."""
 
@@ -221,6 +248,7 @@ class Worker:
         self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
         self._loops = 0
+        self.started_at = now_ms()
 
     @property
     def _visibility_ms(self) -> int:
@@ -238,8 +266,11 @@ class Worker:
         job = await claim(self.rt.db, self.id, visibility_ms=self._visibility_ms, kinds=kinds)
         if job is None:
             return None
+        tel = self.rt.telemetry
+        tel.job_claimed(job["kind"], (now_ms() - int(job.get("run_after") or now_ms())) / 1000)
         fn = self.rt.job_handlers.get(job["kind"])
         beat = asyncio.create_task(self._heartbeat(job["id"]))
+        t0 = time.monotonic()
         try:
             if fn is None:
                 raise Permanent(f"no handler for job kind {job['kind']!r}")
@@ -275,6 +306,8 @@ class Worker:
             job["outcome"] = "done" if await complete(self.rt.db, job["id"], self.id) else "lost"
         finally:
             beat.cancel()
+        outcome = {"queued": "retry"}.get(job.get("outcome", ""), job.get("outcome", "lost"))
+        tel.job_finished(job["kind"], outcome, time.monotonic() - t0)
         return job
 
     async def _heartbeat(self, job_id: str) -> None:
@@ -307,12 +340,24 @@ class Worker:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), timeout=poll)
 
+    async def _beat_loop(self) -> None:
+        """This worker's heartbeat (heartbeat.py), until stopped; stops at a wait."""
+        every = float(self.rt.settings.worker_heartbeat_s)
+        while not self._stopping.is_set():
+            try:
+                await hb.beat(self.rt.db, self.id, self._kinds(), self.started_at)
+            except Exception as e:  # the next beat tries again
+                log.warning("worker heartbeat failed: %s", type(e).__name__)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), timeout=every)
+
     async def start(self) -> None:
         self._stopping.clear()
         self._tasks = [
             asyncio.create_task(self._loop(), name=f"job-worker-{i}")
             for i in range(self.concurrency)
         ]
+        self._tasks.append(asyncio.create_task(self._beat_loop(), name="job-worker-heartbeat"))
 
     async def stop(self, grace_s: float = 5.0) -> None:
         self._stopping.set()
@@ -325,3 +370,5 @@ class Worker:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks = []
+        with contextlib.suppress(Exception):  # a dead database: the row goes stale instead
+            await hb.remove(self.rt.db, self.id)

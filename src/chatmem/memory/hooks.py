@@ -20,6 +20,7 @@ write) and "workspace conversations neither read nor write personal memory".
 from __future__ import annotations
 
 import logging
+import time
 
 from ..conversations import blocks as blk
 from ..conversations import store as cstore
@@ -165,6 +166,18 @@ async def run_extraction(
                 return rep  # a turn still streaming: the next job takes it from there
 
 
+async def _run_extractor(rt, extractor, inp: ExtractionInput):
+    """The extractor's result (the rules' if it fails), timed for the operator's metrics."""
+    t0 = time.monotonic()
+    try:
+        res = await extractor.extract(inp)
+    except Exception:
+        log.exception("memory: %s extractor failed, falling back to rules", extractor.name)
+        res = await RuleExtractor().extract(inp)
+    rt.telemetry.extraction(extractor.name, time.monotonic() - t0)
+    return res
+
+
 async def _extract_batch(rt, conv, ids: list[str], old_cursor: str | None) -> dict:
     """One batch: extract outside any transaction, then write with consent re-checked and the
     cursor compare-and-set (a run that lost the race writes nothing)."""
@@ -210,12 +223,7 @@ async def _extract_batch(rt, conv, ids: list[str], old_cursor: str | None) -> di
             now=now_ms(),
             existing=[Known(k.memory_text, k.slot, k.value, k.memory_type) for k in known_rows],
         )
-        extractor = _extractor(rt, conv, rows)
-        try:
-            res = await extractor.extract(inp)
-        except Exception:
-            log.exception("memory: %s extractor failed, falling back to rules", extractor.name)
-            res = await RuleExtractor().extract(inp)
+        res = await _run_extractor(rt, _extractor(rt, conv, rows), inp)
         candidates, rejected = res.candidates[: inp.cap], res.rejected
     outcomes: list[str] = []
     async with rt.db.write() as c:

@@ -9,6 +9,7 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from chatmem.db.fulltext import register_sqlite_functions
+from chatmem.db.migrate import MIGRATION_LOCK
 from chatmem.db.schema import metadata
 
 config = context.config
@@ -37,6 +38,8 @@ async def _main() -> None:
         async with engine.connect() as conn:
             if conn.dialect.name == "sqlite":
                 await conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            else:  # one migrating process at a time (replicas start together): migrate.py
+                await conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
             await conn.run_sync(_run)
             await conn.commit()
     finally:

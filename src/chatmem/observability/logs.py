@@ -1,0 +1,88 @@
+"""Structured logs: one JSON object per line (or readable text), the request id on every line.
+
+Why it exists: an operator greps and ships logs by field (``request_id``, ``conversation_id``,
+``model``), not by parsing English. The code logs through the standard library as before
+(``log.info("turn finished", extra={...})``); ``configure`` installs one handler whose
+structlog ``ProcessorFormatter`` renders every record — chatmem's, uvicorn's, SQLAlchemy's — as
+JSON with the timestamp, level, logger, message, the record's ``extra`` fields and the ids bound
+to the current context (``bind`` / ``unbind``: the request middleware binds the request id, so a
+turn started by a request logs it too).
+
+``configure`` touches the process's logging and is called by the CLI commands that run servers
+(``serve``, ``worker``) — never at import time, never by ``create_app`` (tests build many apps).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+from structlog.contextvars import bind_contextvars, merge_contextvars, reset_contextvars
+
+LEVELS = ("debug", "info", "warning", "error", "critical")
+FORMATS = ("auto", "json", "text")
+#: the logger of the one-line-per-request and one-line-per-turn records
+HTTP_LOGGER = "chatmem.http"
+TURN_LOGGER = "chatmem.turns"
+
+
+def _pre_chain() -> list[Any]:
+    return [
+        merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.stdlib.ExtraAdder(),
+        structlog.processors.TimeStamper(fmt="iso", utc=True, key="ts"),
+    ]
+
+
+def formatter(fmt: str) -> logging.Formatter:
+    """The formatter for ``fmt`` (json | text; auto = json unless stderr is a terminal)."""
+    if fmt == "auto":
+        fmt = "text" if sys.stderr.isatty() else "json"
+    renderer: Any
+    if fmt == "json":
+        renderer = structlog.processors.JSONRenderer(sort_keys=False, default=str)
+        tail: list[Any] = [structlog.processors.dict_tracebacks]
+    else:
+        renderer = structlog.dev.ConsoleRenderer(colors=False)
+        tail = []
+    return structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=_pre_chain(),
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            *tail,
+            structlog.processors.EventRenamer("msg"),
+            renderer,
+        ],
+    )
+
+
+def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> None:
+    """Route every logger of the process through one handler on stderr (idempotent)."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(formatter(fmt))
+    handler.set_name("chatmem")
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if h.get_name() == "chatmem":
+            root.removeHandler(h)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    # uvicorn's own loggers propagate to the root (chatmem serve passes log_config=None); its
+    # access log is off: the request middleware writes one richer line per request instead
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logging.getLogger(name).handlers.clear()
+        logging.getLogger(name).propagate = True
+
+
+def bind(**values: Any) -> Mapping:
+    """Attach ``values`` to every record logged in this context; returns tokens for ``unbind``."""
+    return bind_contextvars(**values)
+
+
+def unbind(tokens: Mapping) -> None:
+    reset_contextvars(**tokens)
