@@ -22,6 +22,7 @@ from .auth.throttle import LoginGuard
 from .config import Settings
 from .conversations.paths import PathCache
 from .db.engine import Database
+from .db.singleton import new_holder_id
 from .edge.ratelimit import Throttle
 from .embeddings.service import EmbeddingService
 from .generation.state import GenerationState
@@ -96,6 +97,8 @@ class Runtime:
     telemetry: Telemetry = field(default_factory=Telemetry)
     #: recall's per-process memo of each conversation's latest path (conversations/paths.py)
     path_cache: PathCache = field(default_factory=PathCache)
+    #: this process in the deployment-wide duty leases it takes (db/singleton.py)
+    instance_id: str = field(default_factory=new_holder_id)
 
     async def start(self) -> None:
         for s in self.services:

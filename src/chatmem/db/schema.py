@@ -317,6 +317,14 @@ messages = Table(
     Index("idx_messages_model_role_created", "model_id", "role", "created_at"),
     Index("idx_messages_conv_parent", "conversation_id", "parent_id"),
     Index("idx_messages_user_status", "user_id", "status"),
+    # + the sweeper reads only the rows still streaming (migration 0011): its cost follows the
+    #   number of running turns, not the size of the history
+    Index(
+        "idx_messages_streaming",
+        "created_at",
+        sqlite_where=text("status = 'streaming'"),
+        postgresql_where=text("status = 'streaming'"),
+    ),
 )
 
 message_feedback = Table(
@@ -465,7 +473,8 @@ stream_events = Table(
     Column("data", JSONDoc, nullable=False),
     _ms("created_at"),
     PrimaryKeyConstraint("message_id", "seq"),
-    Index("ix_stream_events_created", "created_at"),
+    # + pruning walks the oldest rows in small batches by this key (migration 0011)
+    Index("ix_stream_events_created", "created_at", "message_id", "seq"),
 )
 
 jobs = Table(
@@ -485,6 +494,7 @@ jobs = Table(
     _ms("created_at"),
     _ms("updated_at"),
     Index("ix_jobs_status_run_after", "status", "run_after"),
+    Index("ix_jobs_status_updated", "status", "updated_at"),  # + reaping old jobs in batches
     Index(
         "uq_jobs_dedupe_queued",
         "dedupe_key",
@@ -622,4 +632,15 @@ workers = Table(
     _ms("started_at"),
     _ms("seen_at"),
     Index("idx_workers_seen_at", "seen_at"),
+)
+
+# + deployment-wide duties that one process at a time should do (event pruning, reaping old jobs):
+#   a named lease, taken and renewed by whichever process runs the duty (db/singleton.py,
+#   migration 0011)
+service_leases = Table(
+    "service_leases",
+    metadata,
+    Column("name", Text, primary_key=True),
+    Column("holder", Text, nullable=False),
+    _ms("expires_at"),
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
-from sqlalchemy import and_, delete, func, select
+from sqlalchemy import and_, bindparam, delete, func, select, tuple_
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -147,12 +147,49 @@ async def append_durable(c: AsyncConnection, message_id: str, type_: str, data: 
     return ev
 
 
-async def prune(c: AsyncConnection, older_than_ms: int) -> int:
-    """Drop the logs of finished messages whose newest event is older than the cutoff."""
+def _prunable(cutoff: int):
+    """Messages whose log may go: finished (a streaming row's log is what its answer is rebuilt
+    from if its process dies) and with a newest event older than the cutoff."""
     M = t.messages.c
-    old = select(E.message_id).group_by(E.message_id).having(func.max(E.created_at) < older_than_ms)
-    finished = select(M.id).where(M.status != "streaming")
-    res = await c.execute(
-        delete(t.stream_events).where(and_(E.message_id.in_(old), E.message_id.in_(finished)))
+    last = (
+        select(E.created_at)
+        .where(E.message_id == M.id)
+        .order_by(E.seq.desc())
+        .limit(1)
+        .scalar_subquery()
     )
-    return res.rowcount or 0
+    return and_(M.status != "streaming", last < cutoff)
+
+
+async def oldest_rows(
+    c: AsyncConnection, cutoff: int, after: tuple | None, limit: int
+) -> list[tuple]:
+    """Up to ``limit`` keys ``(created_at, message_id, seq)`` of rows older than ``cutoff``, oldest
+    first, after the key ``after``: one range of ``ix_stream_events_created``."""
+    q = select(E.created_at, E.message_id, E.seq).where(E.created_at < cutoff)
+    if after is not None:
+        q = q.where(tuple_(E.created_at, E.message_id, E.seq) > tuple_(*after))
+    q = q.order_by(E.created_at, E.message_id, E.seq).limit(limit)
+    return [tuple(r) for r in (await c.execute(q)).all()]
+
+
+async def prune_rows(c: AsyncConnection, keys: list[tuple], cutoff: int) -> int:
+    """Delete the rows of ``keys`` (from ``oldest_rows``) whose message's whole log is older than
+    ``cutoff`` and finished: per message, the seq range the keys span (its rows in between are
+    as old). Rows of other messages are left, so a long answer's log goes only as a whole."""
+    spans: dict[str, list[int]] = {}
+    for _, mid, seq in keys:
+        lo_hi = spans.setdefault(mid, [seq, seq])
+        lo_hi[0], lo_hi[1] = min(lo_hi[0], seq), max(lo_hi[1], seq)
+    if not spans:
+        return 0
+    M = t.messages.c
+    q = select(M.id).where(M.id.in_(sorted(spans)), _prunable(cutoff))
+    ok = {r.id for r in (await c.execute(q)).all()}
+    if not ok:
+        return 0
+    stmt = delete(t.stream_events).where(
+        E.message_id == bindparam("mid"), E.seq.between(bindparam("lo"), bindparam("hi"))
+    )
+    await c.execute(stmt, [{"mid": m, "lo": spans[m][0], "hi": spans[m][1]} for m in sorted(ok)])
+    return sum(1 for _, mid, _ in keys if mid in ok)  # the rows of ``keys`` that went

@@ -1,12 +1,20 @@
 """The sweeper: ends turns whose process died, and prunes old event logs.
 
-Runs in every server and worker process (registered by routes.install). Every quarter of
-``lease_ttl_s`` (leases.Timing: so a dead turn ends within the TTL) it finds ``streaming`` assistant rows with no live generation lease — their
-heartbeat stopped, so the process running them is gone — and ends them as ``error`` /
-``generation_interrupted`` with the partial text they had flushed, appending a closing ``error``
-event so that resuming clients finish instead of waiting. (A turn the user asked to stop ends as
-complete/``stopped`` instead.) Several sweepers may run at once: the conditional update in
-finalize.end_message lets exactly one of them end a row.
+Runs in every server and worker process (a runtime service). Every quarter of ``lease_ttl_s``
+(leases.Timing: so a dead turn ends within the TTL) it finds ``streaming`` assistant rows with no
+live generation lease — their heartbeat stopped, so the process running them is gone — and ends
+them as ``error`` / ``generation_interrupted`` with the partial text they had flushed, appending a
+closing ``error`` event so that resuming clients finish instead of waiting. (A turn the user asked
+to stop ends as complete/``stopped`` instead.) Several sweepers may run at once: the conditional
+update in finalize.end_message lets exactly one of them end a row.
+
+Both scans are index-driven and bounded, so their cost follows the running turns, not the
+history: the sweep reads the partial index on streaming rows (``idx_messages_streaming``) and
+checks each one's lease by the lease table's primary key; pruning walks the oldest event rows by
+``ix_stream_events_created`` in batches of ``PRUNE_BATCH`` rows, each its own short write
+transaction with a pause between them, so it never holds SQLite's write lock for more than a few
+milliseconds. Pruning is a deployment-wide chore: only the process holding the ``prune-events``
+lease (db/singleton.py) does it.
 """
 
 from __future__ import annotations
@@ -14,10 +22,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
+from dataclasses import dataclass
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import ColumnClause, and_, exists, func, literal_column, select
 
 from ..db import schema as t
+from ..db import singleton
 from ..db.clock import now_ms
 from . import events as ev
 from . import leases
@@ -27,13 +38,44 @@ log = logging.getLogger("chatmem.generation.sweeper")
 M = t.messages.c
 L = t.conversation_generation_leases.c
 
+#: Rows deleted per pruning transaction, the pause between two, and the most one run may take.
+PRUNE_BATCH = 500
+PRUNE_PAUSE_S = 0.01
+PRUNE_BUDGET_S = 30.0
+PRUNE_LEASE = "prune-events"
+#: A literal, not a bound parameter: SQLite uses a partial index only for a query whose WHERE
+#: names the index's own condition.
+STREAMING: ColumnClause[str] = literal_column("'streaming'")
+
 
 def _live_lease(now: int):
+    """A lease of this row's turn that has not expired (a primary-key range of its conversation)."""
     return exists(
         select(L.owner_token).where(
-            func.substr(L.owner_token, 1, func.length(M.id) + 1) == M.id + ":", L.expires_at > now
+            L.conversation_id == M.conversation_id,
+            func.substr(L.owner_token, 1, func.length(M.id) + 1) == M.id + ":",
+            L.expires_at > now,
         )
     )
+
+
+def orphans_query(now: int, limit: int = 200):
+    """Streaming rows without a live lease, oldest first (``idx_messages_streaming``)."""
+    return (
+        select(M.id)
+        .where(and_(M.status == STREAMING, ~_live_lease(now)))
+        .order_by(M.created_at)
+        .limit(limit)
+    )
+
+
+@dataclass
+class PruneRun:
+    """What one pruning run did (bench/scale.py reports the longest write)."""
+
+    deleted: int = 0
+    batches: int = 0
+    longest_write_s: float = 0.0
 
 
 class Sweeper:
@@ -41,7 +83,9 @@ class Sweeper:
         self.rt = rt
         self._task: asyncio.Task | None = None
         self._runs = 0
+        self._stopping = asyncio.Event()
         self.sweep_s = leases.Timing.of(rt.settings).sweep_s
+        self.last_prune = PruneRun()
 
     async def start(self) -> None:
         self._stopping = asyncio.Event()
@@ -53,6 +97,9 @@ class Sweeper:
             self._stopping.set()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
+        with contextlib.suppress(Exception):  # hand pruning over now rather than at expiry
+            async with self.rt.db.write() as c:
+                await singleton.release(c, PRUNE_LEASE, self.rt.instance_id)
 
     async def _loop(self) -> None:
         while not self._stopping.is_set():
@@ -72,13 +119,8 @@ class Sweeper:
         now = now_ms()
         mine = rt.generation.runners
         async with rt.db.read() as c:
-            q = (
-                select(M.id)
-                .where(M.status == "streaming", ~_live_lease(now))
-                .order_by(M.created_at)
-                .limit(200)
-            )
-            candidates = [r.id for r in (await c.execute(q)).all() if r.id not in mine]
+            rows = (await c.execute(orphans_query(now))).all()
+        candidates = [r.id for r in rows if r.id not in mine]
         ended = []
         for mid in candidates:
             async with rt.db.write() as c:
@@ -100,8 +142,31 @@ class Sweeper:
         return ended
 
     async def prune_once(self) -> int:
-        """Delete the event logs of finished turns older than ``event_retention_s``."""
-        async with self.rt.db.write() as c:
-            n = await ev.prune(c, now_ms() - self.rt.settings.event_retention_s * 1000)
-        self.rt.telemetry.swept(events_pruned=n)
-        return n
+        """Delete the event logs of finished turns older than ``event_retention_s``, in batches,
+        if this process holds the pruning lease; returns the rows deleted."""
+        db = self.rt.db
+        lease_ms = int(max(self.sweep_s * 12 * 3, PRUNE_BUDGET_S * 2) * 1000)
+        async with db.write() as c:
+            if not await singleton.hold(c, PRUNE_LEASE, self.rt.instance_id, lease_ms):
+                return 0
+        run = PruneRun()
+        cutoff = now_ms() - self.rt.settings.event_retention_s * 1000
+        deadline = time.monotonic() + PRUNE_BUDGET_S
+        after = None
+        while not self._stopping.is_set():
+            async with db.read() as c:
+                keys = await ev.oldest_rows(c, cutoff, after, PRUNE_BATCH)
+            if not keys:
+                break
+            after = keys[-1]
+            t0 = time.perf_counter()
+            async with db.write() as c:
+                run.deleted += await ev.prune_rows(c, keys, cutoff)
+            run.longest_write_s = max(run.longest_write_s, time.perf_counter() - t0)
+            run.batches += 1
+            if len(keys) < PRUNE_BATCH or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(PRUNE_PAUSE_S)  # let the turns' writes in between batches
+        self.last_prune = run
+        self.rt.telemetry.swept(events_pruned=run.deleted)
+        return run.deleted

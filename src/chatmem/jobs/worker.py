@@ -35,6 +35,7 @@ from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..db import schema as t
+from ..db import singleton
 from ..db.clock import now_ms
 from ..runtime import Runtime
 from . import heartbeat as hb
@@ -157,8 +158,16 @@ async def fail(
         return "failed" if res.rowcount == 1 else "lost"
 
 
-async def reap(db, *, keep_done_ms: int) -> None:
-    """Fail running jobs whose lock expired with no attempts left; drop old finished jobs."""
+#: Finished jobs deleted per transaction by ``reap``, and the lease that makes it one process's job.
+REAP_BATCH = 500
+REAP_LEASE = "reap-jobs"
+
+
+async def reap(db, *, keep_done_ms: int, holder: str | None = None) -> int:
+    """Fail running jobs whose lock expired with no attempts left; drop old finished jobs in
+    batches of ``REAP_BATCH`` by ``ix_jobs_status_updated``, each its own short transaction.
+    With ``holder``, the deletion runs only in the process holding the ``reap-jobs`` lease.
+    Returns how many finished jobs were deleted."""
     async with db.write() as c:
         now = now_ms()
         await c.execute(
@@ -171,7 +180,23 @@ async def reap(db, *, keep_done_ms: int) -> None:
                 last_error="visibility timeout passed with no attempts left (worker lost)",
             )
         )
-        await c.execute(delete(t.jobs).where(J.status == "done", J.updated_at < now - keep_done_ms))
+        if holder is not None and not await singleton.hold(c, REAP_LEASE, holder, 600_000):
+            return 0
+    cutoff = now - keep_done_ms
+    old = (
+        select(J.id)
+        .where(J.status == "done", J.updated_at < cutoff)
+        .order_by(J.updated_at)
+        .limit(REAP_BATCH)
+    )
+    deleted = 0
+    while True:
+        async with db.write() as c:
+            n = (await c.execute(delete(t.jobs).where(J.id.in_(old)))).rowcount
+        deleted += n or 0
+        if not n or n < REAP_BATCH:
+            return deleted
+        await asyncio.sleep(0.01)  # let other writers in between batches
 
 
 def job_out(row) -> dict:
@@ -329,7 +354,9 @@ class Worker:
                 self._loops += 1
                 if self._loops % 200 == 1:
                     await reap(
-                        self.rt.db, keep_done_ms=int(self.rt.settings.job_keep_done_s * 1000)
+                        self.rt.db,
+                        keep_done_ms=int(self.rt.settings.job_keep_done_s * 1000),
+                        holder=self.rt.instance_id,
                     )
                 job = await self.run_once()
             except asyncio.CancelledError:
