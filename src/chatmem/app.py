@@ -64,6 +64,7 @@ from .search import routes as search_routes
 from .sharing import routes as sharing_routes
 from .threads import routes as threads_routes
 from .web import routes as web_routes
+from .workspaces import routes as workspaces_routes
 
 #: The HTTP routers, in order (order matters only for route precedence).
 ROUTERS = [
@@ -85,6 +86,7 @@ ROUTERS = [
     openai_compat_routes.router,
     embeddings_routes.router,
     portability_routes.router,
+    workspaces_routes.router,
     web_routes.router,
 ]
 

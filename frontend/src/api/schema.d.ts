@@ -898,6 +898,207 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspace-invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My Invites
+         * @description Pending invitations to the caller's email address.
+         */
+        get: operations["my_invites_api_workspace_invites_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace-invites/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join By Link
+         * @description Join with an invite link's token (consumed: a link admits one person).
+         */
+        post: operations["join_by_link_api_workspace_invites_join_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace-invites/{iid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Decline Invite */
+        delete: operations["decline_invite_api_workspace_invites__iid__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace-invites/{iid}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept Invite */
+        post: operations["accept_invite_api_workspace_invites__iid__accept_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Workspaces */
+        get: operations["list_workspaces_api_workspaces_get"];
+        put?: never;
+        /** Create Workspace */
+        post: operations["create_workspace_api_workspaces_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{wid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Workspace */
+        get: operations["get_workspace_api_workspaces__wid__get"];
+        put?: never;
+        post?: never;
+        /** Delete Workspace */
+        delete: operations["delete_workspace_api_workspaces__wid__delete"];
+        options?: never;
+        head?: never;
+        /** Rename Workspace */
+        patch: operations["rename_workspace_api_workspaces__wid__patch"];
+        trace?: never;
+    };
+    "/api/workspaces/{wid}/invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Invites */
+        get: operations["list_invites_api_workspaces__wid__invites_get"];
+        put?: never;
+        /** Create Invite */
+        post: operations["create_invite_api_workspaces__wid__invites_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{wid}/invites/{iid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke Invite */
+        delete: operations["revoke_invite_api_workspaces__wid__invites__iid__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{wid}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Members */
+        get: operations["list_members_api_workspaces__wid__members_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces/{wid}/members/{uid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove Member
+         * @description Remove a member; your own id = leave the workspace.
+         */
+        delete: operations["remove_member_api_workspaces__wid__members__uid__delete"];
+        options?: never;
+        head?: never;
+        /** Set Member Role */
+        patch: operations["set_member_role_api_workspaces__wid__members__uid__patch"];
+        trace?: never;
+    };
+    "/api/workspaces/{wid}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Transfer Ownership */
+        post: operations["transfer_ownership_api_workspaces__wid__transfer_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rpc/agent/my/{agentId}/memories": {
         parameters: {
             query?: never;
@@ -1614,6 +1815,12 @@ export interface components {
         ConversationIn: {
             /** Agent Id */
             agent_id?: string | null;
+            /**
+             * Is Public
+             * @description workspace conversations: shared with every member (else only its creator and the workspace admins see it); ignored for personal ones
+             * @default false
+             */
+            is_public?: boolean;
             /** Model */
             model?: string | null;
             /**
@@ -1630,6 +1837,11 @@ export interface components {
             starred?: boolean;
             /** Title */
             title?: string | null;
+            /**
+             * Workspace Id
+             * @description create it in this workspace
+             */
+            workspace_id?: string | null;
         };
         /** ConversationOut */
         ConversationOut: {
@@ -1699,6 +1911,8 @@ export interface components {
         ConversationPatch: {
             /** Archived */
             archived?: boolean | null;
+            /** Is Public */
+            is_public?: boolean | null;
             /** Model */
             model?: string | null;
             /** Pinned */
@@ -2089,6 +2303,47 @@ export interface components {
             /** Quote */
             quote: string;
         };
+        /** InviteIn */
+        InviteIn: {
+            /**
+             * Email
+             * @description invite this address; omit for a one-time invite link
+             */
+            email?: string | null;
+            /**
+             * Role
+             * @default member
+             * @enum {string}
+             */
+            role?: "admin" | "member";
+        };
+        /** InviteOut */
+        InviteOut: {
+            /** Created At */
+            created_at: number;
+            /** Email */
+            email: string;
+            /** Expires At */
+            expires_at: number;
+            /** Id */
+            id: string;
+            /** Role */
+            role: string;
+            /**
+             * Token
+             * @description the link's secret: only in the answer that created it
+             */
+            token?: string | null;
+            /** Workspace Id */
+            workspace_id: string;
+        };
+        /** InvitePage */
+        InvitePage: {
+            /** Items */
+            items: components["schemas"]["InviteOut"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
         /** ItemError */
         ItemError: {
             /**
@@ -2156,6 +2411,11 @@ export interface components {
             /** Next Cursor */
             next_cursor?: string | null;
         };
+        /** JoinIn */
+        JoinIn: {
+            /** Token */
+            token: string;
+        };
         /** LeafIn */
         LeafIn: {
             /** Leaf Id */
@@ -2187,6 +2447,29 @@ export interface components {
             name?: string | null;
             /** Theme */
             theme?: ("system" | "light" | "dark") | null;
+        };
+        /** MemberOut */
+        MemberOut: {
+            /** Created At */
+            created_at: number;
+            /** Email */
+            email: string;
+            /** Name */
+            name: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /** User Id */
+            user_id: string;
+        };
+        /** MemberPage */
+        MemberPage: {
+            /** Items */
+            items: components["schemas"]["MemberOut"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
         };
         /** MemoriesExport */
         MemoriesExport: {
@@ -2738,6 +3021,26 @@ export interface components {
             /** Provider */
             provider: string;
         };
+        /** MyInviteOut */
+        MyInviteOut: {
+            /** Expires At */
+            expires_at: number;
+            /** Id */
+            id: string;
+            /** Role */
+            role: string;
+            /** Workspace Id */
+            workspace_id: string;
+            /** Workspace Name */
+            workspace_name: string;
+        };
+        /** MyInvitePage */
+        MyInvitePage: {
+            /** Items */
+            items: components["schemas"]["MyInviteOut"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
         /** PasswordIn */
         PasswordIn: {
             /**
@@ -2790,6 +3093,7 @@ export interface components {
             instructions?: string;
             /**
              * Is Public
+             * @description workspace projects: shared with members (else only its creator and the workspace admins see it); ignored for personal ones
              * @default true
              */
             is_public?: boolean;
@@ -2800,6 +3104,11 @@ export interface components {
              * @default false
              */
             pinned?: boolean;
+            /**
+             * Workspace Id
+             * @description create it in this workspace
+             */
+            workspace_id?: string | null;
         };
         /** ProjectOut */
         ProjectOut: {
@@ -3069,6 +3378,14 @@ export interface components {
              */
             viewport_width?: number;
         };
+        /** RoleIn */
+        RoleIn: {
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "admin" | "member";
+        };
         /** RoundDeleted */
         RoundDeleted: {
             conversation: components["schemas"]["ConversationOut"];
@@ -3287,6 +3604,11 @@ export interface components {
              */
             type?: "function";
         };
+        /** TransferIn */
+        TransferIn: {
+            /** User Id */
+            user_id: string;
+        };
         /** TurnStarted */
         TurnStarted: {
             /** Assistant Message Id */
@@ -3408,6 +3730,39 @@ export interface components {
             /** Owner Kind */
             owner_kind: string;
         };
+        /** WorkspaceIn */
+        WorkspaceIn: {
+            /** Name */
+            name: string;
+        };
+        /** WorkspaceOut */
+        WorkspaceOut: {
+            /** Created At */
+            created_at: number;
+            /** Id */
+            id: string;
+            /** Member Count */
+            member_count: number;
+            /** Name */
+            name: string;
+            /** Owner Id */
+            owner_id: string;
+            /**
+             * Role
+             * @description the caller's role
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /** Updated At */
+            updated_at: number;
+        };
+        /** WorkspacePage */
+        WorkspacePage: {
+            /** Items */
+            items: components["schemas"]["WorkspaceOut"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
         /** SourceMessage */
         chatmem__compat__contracts__SourceMessage: {
             /** Content */
@@ -3492,7 +3847,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3587,7 +3942,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3653,7 +4008,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3723,7 +4078,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3792,7 +4147,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3861,7 +4216,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3942,7 +4297,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4035,7 +4390,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4105,7 +4460,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4191,7 +4546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4266,7 +4621,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4347,7 +4702,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4444,7 +4799,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4526,7 +4881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4592,7 +4947,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4631,6 +4986,8 @@ export interface operations {
                 agent_id?: string | null;
                 cursor?: string | null;
                 limit?: number;
+                /** @description a workspace's conversations (default: personal) */
+                workspace_id?: string;
             };
             header?: never;
             path?: never;
@@ -4665,8 +5022,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4735,7 +5101,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4821,7 +5187,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4896,7 +5262,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4977,7 +5343,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5067,7 +5433,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5153,7 +5519,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5242,7 +5608,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5323,7 +5689,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5404,7 +5770,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5501,7 +5867,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5582,7 +5948,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5676,7 +6042,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5829,7 +6195,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5934,7 +6300,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6012,7 +6378,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6103,7 +6469,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6199,7 +6565,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6281,7 +6647,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6440,7 +6806,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6584,7 +6950,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6688,7 +7054,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6765,7 +7131,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6840,7 +7206,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6921,7 +7287,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7007,7 +7373,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7073,7 +7439,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7139,7 +7505,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7207,7 +7573,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7284,7 +7650,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7400,7 +7766,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7470,7 +7836,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7547,7 +7913,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7624,7 +7990,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7708,7 +8074,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7778,7 +8144,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7863,7 +8229,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7933,7 +8299,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8028,7 +8394,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8105,7 +8471,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8186,7 +8552,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8272,7 +8638,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8349,7 +8715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8424,7 +8790,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8456,7 +8822,10 @@ export interface operations {
     };
     list__api_projects_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description a workspace's projects (default: personal) */
+                workspace_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8490,8 +8859,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8560,8 +8938,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8646,7 +9033,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8721,7 +9108,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8802,7 +9189,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8897,7 +9284,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8983,7 +9370,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9089,7 +9476,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9159,7 +9546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9206,6 +9593,1321 @@ export interface operations {
             };
             /** @description Too many requests: the concurrent-generation cap or a rate limit */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    my_invites_api_workspace_invites_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MyInvitePage"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    join_by_link_api_workspace_invites_join_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JoinIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body exceeds the server's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    decline_invite_api_workspace_invites__iid__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                iid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    accept_invite_api_workspace_invites__iid__accept_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                iid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_workspaces_api_workspaces_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspacePage"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_workspace_api_workspaces_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkspaceIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body exceeds the server's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_workspace_api_workspaces__wid__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_workspace_api_workspaces__wid__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    rename_workspace_api_workspaces__wid__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkspaceIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body exceeds the server's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_invites_api_workspaces__wid__invites_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitePage"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_invite_api_workspaces__wid__invites_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body exceeds the server's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    revoke_invite_api_workspaces__wid__invites__iid__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wid: string;
+                iid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_members_api_workspaces__wid__members_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberPage"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    remove_member_api_workspaces__wid__members__uid__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wid: string;
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    set_member_role_api_workspaces__wid__members__uid__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wid: string;
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoleIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body exceeds the server's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    transfer_ownership_api_workspaces__wid__transfer_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransferIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body exceeds the server's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10195,7 +11897,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10306,7 +12008,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route */
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
             403: {
                 headers: {
                     [name: string]: unknown;

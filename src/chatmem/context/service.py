@@ -111,7 +111,7 @@ async def _static_sections(c: AsyncConnection, settings, conv) -> dict:
                 agent_mode=True,
             )
     if conv.project_id:
-        out["project"] = await projects_store.instructions(c, conv.user_id, conv.project_id)
+        out["project"] = await projects_store.instructions(c, conv)
     if conv.inline_source_conv and conv.inline_parent_id:
         anchor = await store.inline_anchor(
             c, conv.user_id, conv.inline_source_conv, conv.inline_parent_id

@@ -39,7 +39,8 @@ class ErrorResponse(Output):
 MEANING = {
     400: "Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters)",
     401: "Missing or invalid credentials (a bearer API key or the session cookie)",
-    403: "Forbidden: a cookie-authenticated write without its CSRF token, or an admin-only route",
+    403: "Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, "
+    "or a workspace action your role in it does not allow",
     404: "Not found (anything owned by another user is reported as not found)",
     409: "Conflict: a turn is already running on this branch, a message is streaming, a name is taken",
     413: "The content exceeds the configured size limit",

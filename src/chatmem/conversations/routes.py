@@ -36,7 +36,7 @@ async def create(body: ConversationIn, request: Request, p: CurrentUser, rt: Run
     )
 
 
-@router.get("", response_model=ConversationPage)
+@router.get("", response_model=ConversationPage, responses=errors(404))
 async def list_(
     p: CurrentUser,
     rt: RuntimeDep,
@@ -46,6 +46,9 @@ async def list_(
     agent_id: str | None = None,
     cursor: str | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 30,
+    workspace_id: Annotated[
+        str, Query(max_length=64, description="a workspace's conversations (default: personal)")
+    ] = "",
 ):
     return await service.list_conversations(
         rt.db,
@@ -56,6 +59,7 @@ async def list_(
         agent_id=agent_id,
         cursor=cursor,
         limit=limit,
+        workspace_id=workspace_id,
     )
 
 
@@ -64,7 +68,7 @@ async def get(cid: str, p: CurrentUser, rt: RuntimeDep):
     return await service.get_conversation(rt.db, p, cid)
 
 
-@router.patch("/{cid}", response_model=ConversationOut, responses=errors(404))
+@router.patch("/{cid}", response_model=ConversationOut, responses=errors(403, 404))
 async def patch(
     cid: str,
     body: ConversationPatch,
@@ -74,7 +78,7 @@ async def patch(
     return await service.patch_conversation(rt.db, p, cid, body)
 
 
-@router.delete("/{cid}", status_code=204, responses=errors(404))
+@router.delete("/{cid}", status_code=204, responses=errors(403, 404))
 async def delete(cid: str, p: CurrentUser, rt: RuntimeDep):
     await service.delete_conversation(rt.db, p, cid)
     return Response(status_code=204)

@@ -15,9 +15,10 @@ from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..embeddings import schedule_embedding
-from ..errors import BadRequest, Conflict, TooLarge, Unprocessable
+from ..errors import BadRequest, Conflict, Forbidden, TooLarge, Unprocessable
 from ..i18n import default_title, pick_language
 from ..projects import store as projects_store
+from ..workspaces import store as workspaces_store
 from . import dag, followups, store
 from .wire import (
     ConversationIn,
@@ -44,14 +45,49 @@ def check_size(blocks: list[dict], limit: int, metadata: dict | None = None) -> 
         )
 
 
+async def _check_project(c, p: Principal, project_id: str, workspace_id: str) -> None:
+    """A conversation's project must be one the caller sees, in the conversation's own space."""
+    project = await projects_store.get_owned(c, p.id, project_id)
+    if project.workspace_id != workspace_id:
+        raise Unprocessable(
+            "the project belongs to another space than the conversation",
+            code="project_space_mismatch",
+            details={"project_id": project_id},
+        )
+
+
+async def require_manager(c, p: Principal, conv) -> None:
+    """403 unless the caller may change the conversation itself (title, project, visibility,
+    deletion, sharing): its creator, or an owner/admin of its workspace."""
+    if not await workspaces_store.may_manage(c, p.id, conv):
+        raise Forbidden(
+            "only the conversation's creator or a workspace admin may do this",
+            code="workspace_role",
+        )
+
+
+async def _space(c, p: Principal, body: ConversationIn) -> dict:
+    if not body.workspace_id:
+        return {}
+    await workspaces_store.get_for_member(c, p.id, body.workspace_id)
+    if body.agent_id:
+        raise Unprocessable(
+            "agents are personal: an agent conversation cannot be created in a workspace",
+            code="agent_in_workspace",
+        )
+    return {"workspace_id": body.workspace_id, "is_public": int(body.is_public)}
+
+
 async def create_conversation(
     db: Database, p: Principal, body: ConversationIn, *, accept_language: str | None = None, **extra
 ) -> dict:
     async with db.write() as c:
+        space = await _space(c, p, body)
         if body.project_id:
-            await projects_store.get_owned(c, p.id, body.project_id)
+            await _check_project(c, p, body.project_id, body.workspace_id or "")
         if body.agent_id:
             await agents_store.get_owned(c, p.id, body.agent_id)
+        extra = {**extra, **space}
         values = dict(
             project_id=body.project_id,
             agent_id=body.agent_id,
@@ -79,6 +115,7 @@ async def list_conversations(
     agent_id: str | None = None,
     cursor: str | None = None,
     limit: int = 30,
+    workspace_id: str = "",
 ) -> dict:
     cur = decode_cursor(cursor, (int, int, str)) if cursor else None
     q = store.list_query(
@@ -89,8 +126,11 @@ async def list_conversations(
         agent_id=agent_id,
         cursor=cur,
         limit=limit,
+        workspace_id=workspace_id,
     )
     async with db.read() as c:
+        if workspace_id:
+            await workspaces_store.get_for_member(c, p.id, workspace_id)
         rows = await store.rows_of(c, q)
     more = len(rows) > limit
     rows = rows[:limit]
@@ -106,17 +146,22 @@ async def get_conversation(db: Database, p: Principal, cid: str) -> dict:
 async def patch_conversation(db: Database, p: Principal, cid: str, body: ConversationPatch) -> dict:
     changes = body.model_dump(exclude_unset=True)
     async with db.write() as c:
-        await store.get_conversation(c, p.id, cid)
+        conv = await store.get_conversation(c, p.id, cid)
+        await require_manager(c, p, conv)
+        if conv.workspace_id and changes.get("archived"):
+            raise Unprocessable(
+                "workspace conversations have no archive (seed 001)", code="no_workspace_archive"
+            )
         values: dict = {}
         if "project_id" in changes:
             if changes["project_id"]:
-                await projects_store.get_owned(c, p.id, changes["project_id"])
+                await _check_project(c, p, changes["project_id"], conv.workspace_id)
             values["project_id"] = changes["project_id"] or None
         if changes.get("title") is not None:
             values["title"] = changes["title"]
         if changes.get("model") is not None:
             values["model_id"] = changes["model"]
-        for k in ("pinned", "starred", "archived"):
+        for k in ("pinned", "starred", "archived", "is_public"):
             if changes.get(k) is not None:
                 values[k] = int(changes[k])
         if values:
@@ -128,9 +173,10 @@ async def patch_conversation(db: Database, p: Principal, cid: str, body: Convers
 
 async def delete_conversation(db: Database, p: Principal, cid: str) -> None:
     async with db.write() as c:
-        await store.get_conversation(c, p.id, cid, for_update=True)
+        conv = await store.get_conversation(c, p.id, cid, for_update=True)
+        await require_manager(c, p, conv)
         # Inline threads anchored here go with their source (they are not listed on their own).
-        ids = [cid, *await store.inline_thread_ids(c, p.id, cid)]
+        ids = [cid, *await store.inline_thread_ids(c, cid)]
         await store.detach_messages(c, ids)
         await store.delete_conversations(c, ids)
 
@@ -350,6 +396,9 @@ async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 
             agent_id=conv.agent_id,
             model_id=conv.model_id,
             provider=conv.provider,
+            # a fork of a workspace conversation stays in the workspace (with its visibility)
+            workspace_id=conv.workspace_id,
+            is_public=conv.is_public,
         )
         new_conv = await store.get_conversation(c, p.id, new_id_)
         await store.copy_path(c, rows, new_conv, p.id)

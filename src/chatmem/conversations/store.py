@@ -14,6 +14,7 @@ from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.ids import new_id
 from ..errors import Unprocessable, found
+from ..workspaces.store import in_workspace, visible
 from . import blocks as blk
 from . import dag
 
@@ -22,7 +23,9 @@ M = t.messages.c
 
 
 async def get_conversation(c: AsyncConnection, user_id: str, cid: str, *, for_update: bool = False):
-    q = select(t.conversations).where(C.id == cid, C.user_id == user_id)
+    """The conversation if the user may see it (their own, or a workspace one they may see:
+    workspaces/store.visible); NotFound otherwise."""
+    q = select(t.conversations).where(C.id == cid, visible(C, user_id))
     if for_update and c.dialect.name == "postgresql":
         q = q.with_for_update()
     return found((await c.execute(q)).first(), "conversation not found")
@@ -60,6 +63,16 @@ async def insert_conversation(c: AsyncConnection, user_id: str, **values) -> str
     return cid
 
 
+def _authored(conv, speaker: str, extra: dict) -> str:
+    """The message row's ``user_id``. In a shared (workspace) conversation the row belongs to the
+    conversation's creator like every row of it (scoping, deletion) and ``author_id`` records who
+    spoke, or who asked for an answer; personal rows leave ``author_id`` empty (seed 001)."""
+    if not conv.workspace_id:
+        return speaker
+    extra["author_id"] = speaker
+    return conv.user_id
+
+
 async def insert_message(
     c: AsyncConnection,
     conv,
@@ -92,6 +105,7 @@ async def insert_message(
             )
         depth = prow.depth + 1
     mid = extra.pop("id", None) or new_id("msg")
+    user_id = _authored(conv, user_id, extra)
     await c.execute(
         insert(t.messages).values(
             id=mid,
@@ -382,9 +396,10 @@ async def update_conversation(c: AsyncConnection, cid: str, **values) -> None:
     await c.execute(update(t.conversations).where(C.id == cid).values(**values))
 
 
-async def inline_thread_ids(c: AsyncConnection, user_id: str, cid: str) -> list[str]:
-    """The user's inline threads anchored in conversation ``cid`` (they go with it)."""
-    q = select(C.id).where(C.user_id == user_id, C.inline_source_conv == cid)
+async def inline_thread_ids(c: AsyncConnection, cid: str) -> list[str]:
+    """The inline threads anchored in conversation ``cid`` (they go with it; in a workspace
+    conversation several members may have opened threads on it)."""
+    q = select(C.id).where(C.inline_source_conv == cid)
     return list((await c.execute(q)).scalars().all())
 
 
@@ -402,10 +417,19 @@ def list_query(
     agent_id: str | None,
     cursor: tuple | None,
     limit: int,
+    workspace_id: str = "",
 ):
-    q = select(t.conversations).where(
-        C.user_id == user_id, C.inline_source_conv == "", C.workspace_id == ""
-    )
+    """Personal conversations, or with ``workspace_id`` the ones of that workspace the user may
+    see (the caller checked membership; workspace rows have no archive view)."""
+    if workspace_id:
+        q = select(t.conversations).where(
+            in_workspace(C, workspace_id, user_id), C.inline_source_conv == ""
+        )
+        archived = False
+    else:
+        q = select(t.conversations).where(
+            C.user_id == user_id, C.inline_source_conv == "", C.workspace_id == ""
+        )
     q = q.where(C.archived == (1 if archived else 0))
     if starred is not None:
         q = q.where(C.starred == (1 if starred else 0))

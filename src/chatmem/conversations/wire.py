@@ -229,6 +229,14 @@ class ConversationIn(Input):
     model: str | None = Field(default=None, min_length=1, max_length=200)
     pinned: bool = False
     starred: bool = False
+    workspace_id: str | None = Field(
+        default=None, min_length=1, max_length=64, description="create it in this workspace"
+    )
+    is_public: bool = Field(
+        default=False,
+        description="workspace conversations: shared with every member (else only its creator "
+        "and the workspace admins see it); ignored for personal ones",
+    )
 
 
 class ConversationPatch(Input):
@@ -238,6 +246,7 @@ class ConversationPatch(Input):
     pinned: bool | None = None
     starred: bool | None = None
     archived: bool | None = None
+    is_public: bool | None = None
 
 
 def _blocks(v) -> list[dict]:

@@ -141,6 +141,23 @@ workspace_members = Table(
     Index("ix_workspace_members_user", "user_id"),
 )
 
+# + chatmem: invitations to a workspace — bound to an email (the invitee accepts from their list)
+# or an open one-time link (whoever holds the token joins once). Only the token's SHA-256 is kept.
+workspace_invites = Table(
+    "workspace_invites",
+    metadata,
+    Column("id", Text, primary_key=True),
+    _fk("workspace_id", "workspaces.id", "CASCADE"),
+    _txt("email"),  # lower-cased; '' = a link invite
+    _txt("role", "member"),  # admin | member
+    Column("token_hash", Text, nullable=False, unique=True),
+    _fk("created_by", "users.id", "CASCADE"),
+    _ms("created_at"),
+    _ms("expires_at"),
+    Index("ix_workspace_invites_workspace", "workspace_id"),
+    Index("ix_workspace_invites_email", "email"),
+)
+
 knowledge_bases = Table(
     "knowledge_bases",
     metadata,

@@ -11,7 +11,8 @@ from ..contracts.base import Input, Name, Output
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..db.ids import new_id
-from ..errors import Conflict
+from ..errors import Conflict, Forbidden
+from ..workspaces import store as workspaces_store
 from . import store
 
 FLAGS = ("pinned", "auto_add_uploads", "is_public")
@@ -25,7 +26,14 @@ class ProjectIn(Input):
     emoji: str = Field(default="", max_length=16)
     pinned: bool = False
     auto_add_uploads: bool = False
-    is_public: bool = True
+    is_public: bool = Field(
+        default=True,
+        description="workspace projects: shared with members (else only its creator and the "
+        "workspace admins see it); ignored for personal ones",
+    )
+    workspace_id: str | None = Field(
+        default=None, min_length=1, max_length=64, description="create it in this workspace"
+    )
 
 
 class ProjectPatch(Input):
@@ -75,19 +83,32 @@ def _dup(name: str) -> Conflict:
     return Conflict(f"a project named {name!r} already exists", code="duplicate_name")
 
 
+async def _manageable(c, p: Principal, pid: str):
+    row = await _get(c, p, pid)
+    if not await workspaces_store.may_manage(c, p.id, row):
+        raise Forbidden(
+            "only the project's creator or a workspace admin may do this", code="workspace_role"
+        )
+    return row
+
+
 async def create(db: Database, p: Principal, body: ProjectIn) -> dict:
     now = now_ms()
     pid = new_id("p")
+    data = body.model_dump()
+    wid = data.pop("workspace_id") or ""
     try:
         async with db.write() as c:
+            if wid:
+                await workspaces_store.get_for_member(c, p.id, wid)
             await store.insert_project(
                 c,
                 id=pid,
                 user_id=p.id,
                 created_at=now,
                 updated_at=now,
-                workspace_id="",
-                **_values(body.model_dump()),
+                workspace_id=wid,
+                **_values(data),
             )
             row = await _get(c, p, pid)
     except IntegrityError:
@@ -95,9 +116,11 @@ async def create(db: Database, p: Principal, body: ProjectIn) -> dict:
     return project_out(row)
 
 
-async def list_(db: Database, p: Principal) -> dict:
+async def list_(db: Database, p: Principal, workspace_id: str = "") -> dict:
     async with db.read() as c:
-        rows = await store.list_personal(c, p.id)
+        if workspace_id:
+            await workspaces_store.get_for_member(c, p.id, workspace_id)
+        rows = await store.list_personal(c, p.id, workspace_id)
     return {"items": [project_out(r) for r in rows], "next_cursor": None}
 
 
@@ -110,7 +133,7 @@ async def patch(db: Database, p: Principal, pid: str, body: ProjectPatch) -> dic
     changes = {k: v for k, v in body.model_dump(exclude_unset=True).items() if v is not None}
     try:
         async with db.write() as c:
-            await _get(c, p, pid)
+            await _manageable(c, p, pid)
             if changes:
                 await store.update_project(c, pid, updated_at=now_ms(), **_values(changes))
             row = await _get(c, p, pid)
@@ -122,5 +145,5 @@ async def patch(db: Database, p: Principal, pid: str, body: ProjectPatch) -> dic
 async def remove(db: Database, p: Principal, pid: str) -> None:
     """Delete a project; its conversations stay, detached (conversations.project_id SET NULL)."""
     async with db.write() as c:
-        await _get(c, p, pid)
+        await _manageable(c, p, pid)
         await store.delete_project(c, pid)
