@@ -383,8 +383,8 @@ async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 
         start = conv.active_leaf_id
         if body.message_id:
             start = (await store.get_message(c, cid, body.message_id)).id
-        rows = await store.path_rows(c, cid, start, limit)
-        if any(r.status == "streaming" for r in rows):
+        count, busy, newest = await store.path_summary(c, cid, start, limit)
+        if busy:
             raise Conflict(
                 "cannot fork while a message on the path is streaming", code="message_streaming"
             )
@@ -401,7 +401,8 @@ async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 
             is_public=conv.is_public,
         )
         new_conv = await store.get_conversation(c, p.id, new_id_)
-        await store.copy_path(c, rows, new_conv, p.id)
+        if start is not None:
+            await store.copy_path(c, cid, start, count, newest, new_conv, p.id)
         await schedule_embedding(c, new_id_)
         new_conv = await store.get_conversation(c, p.id, new_id_)
     return conversation_out(new_conv)

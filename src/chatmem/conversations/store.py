@@ -7,11 +7,30 @@ same transaction as the rows they count.
 
 from __future__ import annotations
 
-from sqlalchemy import Integer, and_, case, delete, func, insert, literal, or_, select, text, update
+import json
+
+from sqlalchemy import (
+    Integer,
+    Text,
+    and_,
+    bindparam,
+    case,
+    cast,
+    delete,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
 from ..db.clock import now_ms
+from ..db.dialect import unindexed
 from ..db.ids import new_id
 from ..errors import Unprocessable, found
 from ..workspaces.store import in_workspace, visible
@@ -428,7 +447,7 @@ def list_query(
         archived = False
     else:
         q = select(t.conversations).where(
-            C.user_id == user_id, C.inline_source_conv == "", C.workspace_id == ""
+            C.user_id == user_id, C.inline_source_conv == "", unindexed(C.workspace_id) == ""
         )
     q = q.where(C.archived == (1 if archived else 0))
     if starred is not None:
@@ -449,36 +468,60 @@ def list_query(
     return q.order_by(C.pinned.desc(), C.updated_at.desc(), C.id.desc()).limit(limit + 1)
 
 
-async def copy_path(c: AsyncConnection, src_rows: list, new_conv, user_id: str) -> str | None:
-    """Insert copies of ``src_rows`` (a path, oldest first) as a chain in ``new_conv``."""
-    parent = None
-    now = now_ms()
-    values = []
-    skip = {"id", "conversation_id", "parent_id", "depth", "created_at"}
-    for depth, r in enumerate(src_rows):
-        mid = new_id("msg")
-        row = {k: v for k, v in r._mapping.items() if k not in skip}
-        row.update(
-            id=mid,
-            conversation_id=new_conv.id,
-            parent_id=parent,
-            depth=depth,
-            created_at=r.created_at,
-            user_id=user_id,
-            agent_id=new_conv.agent_id,
+_FORK_SET = ("id", "conversation_id", "parent_id", "depth", "user_id", "agent_id")
+
+
+def _nth_id(c: AsyncConnection, index):
+    """The ``index``-th (0-based) id of the JSON list ``ids`` bound to a fork's statement."""
+    if c.dialect.name == "postgresql":
+        return cast(bindparam("ids", type_=Text), JSONB).op("->>")(index)
+    return func.json_extract(bindparam("ids"), literal("$[") + cast(index, Text) + literal("]"))
+
+
+async def path_summary(
+    c: AsyncConnection, conv_id: str, start: str | None, limit: int
+) -> tuple[int, int, int | None]:
+    """(messages, streaming messages, newest created_at) on the path up from ``start``."""
+    if start is None or limit <= 0:
+        return 0, 0, None
+    path = _path_cte(conv_id, start, limit, ("id", "parent_id", "status", "created_at"))
+    busy = func.coalesce(func.sum(case((path.c.status == "streaming", 1), else_=0)), 0)
+    q = select(func.count(), busy, func.max(path.c.created_at))
+    row = (await c.execute(q)).one()
+    return int(row[0]), int(row[1]), row[2]
+
+
+async def copy_path(
+    c: AsyncConnection, conv_id: str, start: str, count: int, newest: int | None, new_conv,
+    user_id: str,
+) -> str | None:  # fmt: skip
+    """Copy the ``count`` messages on the path up from ``start`` into ``new_conv`` as a chain,
+    in ONE ``INSERT … SELECT`` over the path walk: the rows never travel through Python (a fork
+    of 10,000 messages used to decode and re-encode every row). The new ids are made here and
+    bound as one list; the copy at depth d takes the d-th, its parent the (d-1)-th."""
+    if count <= 0:
+        return None
+    ids = [new_id("msg") for _ in range(count)]
+    cols = [k for k in _ALL if k not in _FORK_SET]
+    path = _path_cte(conv_id, start, count, ("id", "parent_id"))
+    m = t.messages.alias("src")
+    depth = count - path.c.n  # n = 1 at ``start`` (the leaf of the copy)
+    sel = select(
+        _nth_id(c, depth),
+        literal(new_conv.id),
+        case((path.c.n == count, None), else_=_nth_id(c, depth - 1)),
+        depth,
+        literal(user_id),
+        literal(new_conv.agent_id),
+        *(m.c[k] for k in cols),
+    ).join_from(path, m, m.c.id == path.c.id)
+    stmt = insert(t.messages).from_select([*_FORK_SET, *cols], sel)
+    await c.execute(stmt, {"ids": json.dumps(ids)})
+    await c.execute(
+        update(t.conversations)
+        .where(C.id == new_conv.id)
+        .values(
+            message_count=count, last_message_at=newest, active_leaf_id=ids[-1], updated_at=now_ms()
         )
-        values.append(row)
-        parent = mid
-    if values:
-        await c.execute(insert(t.messages), values)
-        await c.execute(
-            update(t.conversations)
-            .where(C.id == new_conv.id)
-            .values(
-                message_count=len(values),
-                last_message_at=values[-1]["created_at"],
-                active_leaf_id=parent,
-                updated_at=now,
-            )
-        )
-    return parent
+    )
+    return ids[-1]

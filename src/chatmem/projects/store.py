@@ -11,6 +11,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
+from ..db.dialect import unindexed
 from ..errors import found
 from ..workspaces.store import in_workspace, visible
 
@@ -46,7 +47,7 @@ async def list_personal(c: AsyncConnection, user_id: str, workspace_id: str = ""
     if workspace_id:
         where = in_workspace(P, workspace_id, user_id)
     else:
-        where = (P.user_id == user_id) & (P.workspace_id == "")
+        where = (P.user_id == user_id) & (unindexed(P.workspace_id) == "")
     q = select(t.projects).where(where).order_by(P.pinned.desc(), P.updated_at.desc(), P.id.desc())
     return list((await c.execute(q)).all())
 

@@ -12,6 +12,7 @@ from sqlalchemy import func, literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
+from ..db.dialect import unindexed
 from . import text as st
 
 C = t.conversations.c
@@ -20,7 +21,12 @@ TITLE_LIMIT = 8
 
 def visible(user_id: str):
     """Conversations search may show: the caller's own, personal, unarchived, not inline threads."""
-    return (C.user_id == user_id, C.workspace_id == "", C.archived == 0, C.inline_source_conv == "")
+    return (
+        C.user_id == user_id,
+        unindexed(C.workspace_id) == "",
+        C.archived == 0,
+        C.inline_source_conv == "",
+    )
 
 
 async def titles(c: AsyncConnection, user_id: str, query: str) -> list[dict]:
