@@ -107,7 +107,7 @@ test: lint chromium $(NODE_STAMP) ui ui-test
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
-	$(BIN)/python bench/tree.py
+	$(BIN)/python bench/all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) data .pytest_cache $(UI)/node_modules src/chatmem/web/dist
