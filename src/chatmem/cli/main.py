@@ -1,4 +1,5 @@
-"""The ``chatmem`` command line: serve, worker, migrate, users, keys, embeddings.
+"""The ``chatmem`` command line: serve, worker, migrate, users, keys, embeddings (and, from
+``ops.py``, backup, restore and config).
 
 Every command builds its settings from the environment when it runs (``CHATMEM_DATABASE_URL``
 etc.), so the same binary serves SQLite on a laptop and PostgreSQL behind a load balancer.
@@ -17,15 +18,14 @@ from rich.table import Table
 
 from ..app import create_app, create_runtime
 from ..auth import service
-from ..config import get_settings
 from ..db.engine import Database
-from ..db.migrate import upgrade
 from ..embeddings import jobs as embedding_jobs
 from ..embeddings import registry as embedders
 from ..errors import ApiError
 from ..observability import logs
-from . import portability
+from . import ops, portability
 from .bootstrap import first_start, login_link
+from .ops import checked, ensure_database, load_settings, migrate_or_exit
 
 app = typer.Typer(
     no_args_is_help=True, add_completion=False, help="chatmem: a chat backend for LLM products."
@@ -58,7 +58,8 @@ def _run_or_exit(fn):
 
 
 async def _with_db(fn):
-    s = get_settings()
+    s = checked(load_settings())
+    await ensure_database(s.database_url)  # exits when there is none: never creates one
     db = Database(s.database_url)
     try:
         return await fn(db, s)
@@ -69,8 +70,8 @@ async def _with_db(fn):
 @app.command()
 def migrate() -> None:
     """Create or upgrade the database schema."""
-    s = get_settings()
-    upgrade(s.database_url)
+    s = checked(load_settings())
+    migrate_or_exit(s.database_url)
     console.print(f"migrated {s.database_url}")
 
 
@@ -88,9 +89,9 @@ def serve(
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     if no_worker:
         overrides["run_worker"] = False
-    s = get_settings(**overrides)
+    s = checked(load_settings(**overrides))
     logs.configure(s.log_level, s.log_format)
-    upgrade(s.database_url)
+    migrate_or_exit(s.database_url)
     _run(first_start(s))
     # proxy_headers off: uvicorn would trust 127.0.0.1 by default; the app believes forwarded
     # headers only from CHATMEM_TRUSTED_PROXIES (edge/headers.py). Logging is ours (one JSON
@@ -110,9 +111,9 @@ def serve(
 @app.command()
 def worker() -> None:
     """Run background jobs (and the stale-turn sweeper) without serving HTTP."""
-    s = get_settings(run_worker=True)
+    s = checked(load_settings(run_worker=True))
     logs.configure(s.log_level, s.log_format)
-    upgrade(s.database_url)
+    migrate_or_exit(s.database_url)
 
     async def run() -> None:
         rt = create_runtime(s)
@@ -138,7 +139,6 @@ def users_create(
     admin: bool = typer.Option(False, "--admin"),
 ) -> None:
     """Create a user; the new API key is the last line of the output (shown once)."""
-    upgrade(get_settings().database_url)
     user, key = _run_or_exit(lambda db, s: service.create_user(db, email, name, password, admin))
     console.print(f"created {user['role']} {user['email']} ({user['id']})")
     print(key)
@@ -232,7 +232,7 @@ def keys_list(email: str = typer.Option(..., "--email")) -> None:
 @embeddings_app.command("backfill")
 def embeddings_backfill() -> None:
     """Queue embedding of all existing conversations and memories (the workers do the work)."""
-    s = get_settings()
+    s = checked(load_settings())
     try:
         embedder = embedders.load(s)
     except ValueError as e:
@@ -241,7 +241,6 @@ def embeddings_backfill() -> None:
     if embedder is None:
         console.print("[red]error:[/red] embeddings are off: set CHATMEM_EMBEDDER first")
         raise typer.Exit(1)
-    upgrade(s.database_url)
     got = _run(_with_db(lambda db, _s: embedding_jobs.backfill(db)))
     console.print(
         f"queued embedding for {got['conversations']} conversations and {got['users']} users "
@@ -250,3 +249,4 @@ def embeddings_backfill() -> None:
 
 
 portability.register(app, users_app, _run_or_exit)
+ops.register(app)

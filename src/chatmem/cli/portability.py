@@ -20,8 +20,6 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from rich.table import Table
 
 from ..auth import service
-from ..config import get_settings
-from ..db.migrate import upgrade
 from ..portability import account, exporter, importer
 
 console = Console()
@@ -72,7 +70,6 @@ def import_(
     """Import an export (JSON or its zip) from ChatGPT, Claude, Open WebUI, LibreChat or
     chatmem; safe to run again (nothing is imported twice)."""
 
-    upgrade(get_settings().database_url)
     local = str(file.resolve())
 
     async def go(db, s):

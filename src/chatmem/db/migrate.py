@@ -83,3 +83,19 @@ async def current(c: AsyncConnection) -> str | None:
     except DBAPIError:  # no alembic_version table
         return None
     return row[0] if row else None
+
+
+def known(revision: str) -> bool:
+    """Whether ``revision`` is one of the migrations shipped with this code."""
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    try:
+        return script.get_revision(revision) is not None
+    except Exception:  # alembic raises its own ResolutionError family for unknown ids
+        return False
+
+
+def previous(revision: str) -> str | None:
+    """The revision ``revision`` migrates from (None for the first)."""
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    down = script.get_revision(revision).down_revision
+    return down if isinstance(down, str) or down is None else down[0]
