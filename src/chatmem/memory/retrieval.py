@@ -16,29 +16,12 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from ..db import schema as t
 from ..embeddings import vector_search
 from . import policy as pol
 from . import store
 
-MEM = t.memories.c
-#: What ranking and rendering need (no JSON columns to decode).
-COLS = (
-    MEM.id,
-    MEM.agent_id,
-    MEM.memory_text,
-    MEM.memory_type,
-    MEM.slot,
-    MEM.status,
-    MEM.importance,
-    MEM.confidence,
-    MEM.updated_at,
-    MEM.valid_from,
-    MEM.valid_until,
-)
 CONSTRAINT_TYPES = ("constraint", "边界")
 MAX_LINE_CHARS = 500  # seed 000's memory cap
 
@@ -178,34 +161,15 @@ async def candidates(
     ``idx_memories_user_type_status`` for constraints) plus the best full-text matches: the work
     does not grow with the number of memories a user has.
     """
-    scope = (
-        MEM.agent_id.is_(None)
-        if agent_id is None
-        else or_(MEM.agent_id.is_(None), MEM.agent_id == agent_id)
+    found = await store.injectable_top(
+        c,
+        user_id,
+        agent_id,
+        now,
+        per_status=per_status,
+        constraint_types=CONSTRAINT_TYPES,
+        constraint_limit=constraint_limit,
     )
-    valid = and_(
-        or_(MEM.valid_from.is_(None), MEM.valid_from <= now),
-        or_(MEM.valid_until.is_(None), MEM.valid_until > now),
-    )
-    base = and_(MEM.user_id == user_id, MEM.status.in_(sorted(pol.INJECTABLE)), scope, valid)
-    found: dict = {}
-    for status in (pol.ACTIVE, pol.QUERY_DEPENDENT):
-        q = (
-            select(*COLS)
-            .where(MEM.user_id == user_id, MEM.status == status, scope, valid)
-            .order_by(MEM.importance.desc(), MEM.updated_at.desc())
-            .limit(per_status)
-        )
-        for r in (await c.execute(q)).all():
-            found[r.id] = r
-    q = (
-        select(*COLS)
-        .where(base, MEM.memory_type.in_(CONSTRAINT_TYPES))
-        .order_by(MEM.importance.desc(), MEM.updated_at.desc())
-        .limit(constraint_limit)
-    )
-    for r in (await c.execute(q)).all():
-        found[r.id] = r
     rel = await store.fts_scores(
         c, user_id, query, agent_id=agent_id, statuses=pol.INJECTABLE, limit=fts_limit
     )
@@ -217,7 +181,7 @@ async def candidates(
             rel[mid] = max(rel.get(mid, 0.0), 0.0, sim)
     missing = [i for i in rel if i not in found]
     if missing:
-        for r in (await c.execute(select(*COLS).where(base, MEM.id.in_(missing)))).all():
+        for r in await store.injectable_by_ids(c, user_id, agent_id, now, missing):
             found[r.id] = r
     return _prefer_agent_scope(list(found.values()), agent_id), rel
 

@@ -23,11 +23,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from sqlalchemy import and_, or_, select
-
 from ..auth.models import Principal
 from ..contracts.cursor import decode_cursor, encode_cursor
-from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..db.ids import new_id
@@ -37,7 +34,6 @@ from . import policy as pol
 from . import store
 from .wire import MemoryIn, memory_out, source_ids
 
-MEM = t.memories.c
 USER_CONFIDENCE = 0.95
 
 
@@ -48,8 +44,7 @@ def memory_allowed(settings, principal_settings: dict | None) -> bool:
 
 
 async def user_settings(c, user_id: str) -> dict:
-    row = (await c.execute(select(t.users.c.settings).where(t.users.c.id == user_id))).first()
-    return dict(row.settings or {}) if row else {}
+    return await store.user_settings(c, user_id)
 
 
 async def _out(c, p: Principal, rows, *, full_source_text: bool = False) -> list[dict]:
@@ -67,10 +62,6 @@ async def _owned(c, p: Principal, mid: str, agent_id: str | None, *, deleted_ok:
 # ── list / get ──────────────────────────────────────────────────────────────────────────────────
 
 
-def _like(q: str) -> str:
-    return "%" + q.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
 async def list_memories(
     db: Database,
     p: Principal,
@@ -85,7 +76,6 @@ async def list_memories(
     full_source_text: bool = False,
 ) -> dict:
     """Newest update first. ``agent_id``: None = every scope, ``"none"`` = user-wide only."""
-    cond = [MEM.user_id == p.id]
     if status:
         bad = [s for s in status if s not in pol.STATUSES]
         if bad:
@@ -94,31 +84,10 @@ async def list_memories(
                 code="invalid_status",
                 details={"allowed": list(pol.STATUSES)},
             )
-        cond.append(MEM.status.in_(status))
-    else:
-        cond.append(MEM.status != pol.DELETED)
-    if memory_type:
-        cond.append(MEM.memory_type == memory_type)
-    if agent_id == "none":
-        cond.append(MEM.agent_id.is_(None))
-    elif agent_id:
-        cond.append(MEM.agent_id == agent_id)
-    if slot:
-        cond.append(MEM.slot == slot)
-    if q:
-        pat = _like(q)
-        cond.append(or_(MEM.memory_text.ilike(pat, escape="\\"), MEM.value.ilike(pat, escape="\\")))
-    if cursor:
-        updated, mid = decode_cursor(cursor, (int, str))
-        cond.append(or_(MEM.updated_at < updated, and_(MEM.updated_at == updated, MEM.id < mid)))
-    query = (
-        select(t.memories)
-        .where(*cond)
-        .order_by(MEM.updated_at.desc(), MEM.id.desc())
-        .limit(limit + 1)
-    )
+    after = decode_cursor(cursor, (int, str)) if cursor else None
+    filters = store.ListFilters(status, memory_type, agent_id, slot, q)
     async with db.read() as c:
-        rows = (await c.execute(query)).all()
+        rows = await store.list_page(c, p.id, filters, after, limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
         items = await _out(c, p, rows, full_source_text=full_source_text)
@@ -160,16 +129,8 @@ async def create_memory(db: Database, settings, p: Principal, body: MemoryIn) ->
         await store.lock_user_memory(c, p.id)
         if not memory_allowed(settings, await user_settings(c, p.id)):
             raise Conflict("memory is turned off for this account", code="memory_disabled")
-        if body.agent_id:
-            agent = (
-                await c.execute(
-                    select(t.agents.c.id).where(
-                        t.agents.c.id == body.agent_id, t.agents.c.user_id == p.id
-                    )
-                )
-            ).first()
-            if agent is None:
-                raise NotFound("agent not found", details={"agent_id": body.agent_id})
+        if body.agent_id and not await store.owns_agent(c, p.id, body.agent_id):
+            raise NotFound("agent not found", details={"agent_id": body.agent_id})
         if (
             body.valid_until is not None
             and body.valid_from is not None

@@ -9,6 +9,7 @@ and purge. Nothing here decides anything: decisions are in ``policy.py``.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from sqlalchemy import and_, delete, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -401,3 +402,144 @@ async def set_memory_cursor(c: AsyncConnection, conversation_id: str, cursor: st
     await c.execute(
         update(t.conversations).where(CONV.id == conversation_id).values(memory_cursor=cursor)
     )
+
+
+async def user_settings(c: AsyncConnection, user_id: str) -> dict:
+    """The user's settings (memory_enabled and the like); {} for an unknown user."""
+    row = (await c.execute(select(t.users.c.settings).where(t.users.c.id == user_id))).first()
+    return dict(row.settings or {}) if row else {}
+
+
+async def owns_agent(c: AsyncConnection, user_id: str, agent_id: str) -> bool:
+    q = select(t.agents.c.id).where(t.agents.c.id == agent_id, t.agents.c.user_id == user_id)
+    return (await c.execute(q)).first() is not None
+
+
+@dataclass(frozen=True)
+class ListFilters:
+    """The list endpoint's filters; ``agent_id`` None = every scope, ``"none"`` = user-wide only."""
+
+    status: list[str] | None = None
+    memory_type: str | None = None
+    agent_id: str | None = None
+    slot: str | None = None
+    q: str | None = None
+
+
+def _like(q: str) -> str:
+    return "%" + q.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _list_cond(user_id: str, f: ListFilters, after: tuple | None) -> list:
+    cond = [MEM.user_id == user_id]
+    cond.append(MEM.status.in_(f.status) if f.status else MEM.status != pol.DELETED)
+    if f.memory_type:
+        cond.append(MEM.memory_type == f.memory_type)
+    if f.agent_id == "none":
+        cond.append(MEM.agent_id.is_(None))
+    elif f.agent_id:
+        cond.append(MEM.agent_id == f.agent_id)
+    if f.slot:
+        cond.append(MEM.slot == f.slot)
+    if f.q:
+        pat = _like(f.q)
+        cond.append(or_(MEM.memory_text.ilike(pat, escape="\\"), MEM.value.ilike(pat, escape="\\")))
+    if after:
+        updated, mid = after
+        cond.append(or_(MEM.updated_at < updated, and_(MEM.updated_at == updated, MEM.id < mid)))
+    return cond
+
+
+async def list_page(
+    c: AsyncConnection, user_id: str, f: ListFilters, after: tuple | None, limit: int
+) -> list:
+    """Up to ``limit`` of the user's memories, newest update first, after the (updated_at, id)."""
+    query = (
+        select(t.memories)
+        .where(*_list_cond(user_id, f, after))
+        .order_by(MEM.updated_at.desc(), MEM.id.desc())
+        .limit(limit)
+    )
+    return list((await c.execute(query)).all())
+
+
+# ── what a turn may see (memory/retrieval.py ranks and packs these) ──────────────────────────────
+
+#: What ranking and rendering need (no JSON columns to decode).
+INJECT_COLS = (
+    MEM.id,
+    MEM.agent_id,
+    MEM.memory_text,
+    MEM.memory_type,
+    MEM.slot,
+    MEM.status,
+    MEM.importance,
+    MEM.confidence,
+    MEM.updated_at,
+    MEM.valid_from,
+    MEM.valid_until,
+)
+
+
+def _inject_scope(agent_id: str | None, now: int):
+    """(scope, validity window) of the rows a turn may see."""
+    scope = (
+        MEM.agent_id.is_(None)
+        if agent_id is None
+        else or_(MEM.agent_id.is_(None), MEM.agent_id == agent_id)
+    )
+    valid = and_(
+        or_(MEM.valid_from.is_(None), MEM.valid_from <= now),
+        or_(MEM.valid_until.is_(None), MEM.valid_until > now),
+    )
+    return scope, valid
+
+
+def _injectable(user_id: str, agent_id: str | None, now: int):
+    scope, valid = _inject_scope(agent_id, now)
+    return and_(MEM.user_id == user_id, MEM.status.in_(sorted(pol.INJECTABLE)), scope, valid)
+
+
+async def injectable_top(
+    c: AsyncConnection,
+    user_id: str,
+    agent_id: str | None,
+    now: int,
+    *,
+    per_status: int,
+    constraint_types: tuple[str, ...],
+    constraint_limit: int,
+) -> dict:
+    """id → row: the top ACTIVE and QUERY_DEPENDENT rows by importance/recency, then constraints.
+
+    Three index range reads (``idx_memories_inject`` per status, ``idx_memories_user_type_status``
+    for constraints): the work does not grow with the number of memories a user has.
+    """
+    scope, valid = _inject_scope(agent_id, now)
+    found: dict = {}
+    for status in (pol.ACTIVE, pol.QUERY_DEPENDENT):
+        q = (
+            select(*INJECT_COLS)
+            .where(MEM.user_id == user_id, MEM.status == status, scope, valid)
+            .order_by(MEM.importance.desc(), MEM.updated_at.desc())
+            .limit(per_status)
+        )
+        for r in (await c.execute(q)).all():
+            found[r.id] = r
+    q = (
+        select(*INJECT_COLS)
+        .where(_injectable(user_id, agent_id, now), MEM.memory_type.in_(constraint_types))
+        .order_by(MEM.importance.desc(), MEM.updated_at.desc())
+        .limit(constraint_limit)
+    )
+    for r in (await c.execute(q)).all():
+        found[r.id] = r
+    return found
+
+
+async def injectable_by_ids(
+    c: AsyncConnection, user_id: str, agent_id: str | None, now: int, ids: list[str]
+) -> list:
+    """The rows among ``ids`` a turn may see (full-text or vector hits outside the top rows)."""
+    q = select(*INJECT_COLS).where(_injectable(user_id, agent_id, now), MEM.id.in_(ids))
+    return list((await c.execute(q)).all())
