@@ -18,19 +18,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from sqlalchemy import select, update
-
-from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.ids import new_id
 from ..errors import Conflict, NotFound
 from ..providers.base import ChatMessage, ModelInfo, complete
-from . import extractive, gather, lease
+from . import extractive, gather, lease, store
 from . import summary as sm
 from .tokens import MESSAGE_OVERHEAD, TokenCounter, counter_for
 
 log = logging.getLogger(__name__)
-C = t.conversations.c
 MERGE_PASSES = 3
 TRIGGER_SHARE = 0.9  # of the limit: the request size at which compaction runs
 SUMMARY_SHARE = 0.2  # of the limit: the most a path's summaries may take
@@ -228,11 +224,7 @@ def _ends(first: gather.PathRow, last: gather.PathRow) -> tuple[dict, dict]:
 
 async def _load(db, conversation_id: str, user_id: str, leaf_id: str | None, counter):
     async with db.read() as c:
-        conv = (
-            await c.execute(
-                select(t.conversations).where(C.id == conversation_id, C.user_id == user_id)
-            )
-        ).first()
+        conv = await store.owned_conversation(c, conversation_id, user_id)
         if conv is None:
             raise NotFound("conversation not found")
         leaf = leaf_id or conv.active_leaf_id
@@ -353,10 +345,7 @@ async def _write(
 ) -> bool:
     """Compare-and-set ``summary_blocks``: write only if nobody changed them since we read."""
     async with db.write() as c:
-        q = select(C.summary_blocks).where(C.id == conversation_id)
-        if c.dialect.name == "postgresql":
-            q = q.with_for_update()
-        current = (await c.execute(q)).scalar()
+        current = await store.summary_blocks_for_update(c, conversation_id)
         if current is None:
             return False
         if [b.get("id") for b in current] != [b.get("id") for b in before]:
@@ -364,5 +353,5 @@ async def _write(
         values: dict = {"summary_blocks": after}
         if render:
             values["summary"] = sm.render_summary_text(chain)
-        await c.execute(update(t.conversations).where(C.id == conversation_id).values(**values))
+        await store.set_summary(c, conversation_id, values)
     return True

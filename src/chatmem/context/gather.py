@@ -11,46 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import bindparam, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
-from ..db import schema as t
-from ..db.types import JSONDoc
+from . import store
 from . import summary as sm
 from .tokens import MESSAGE_OVERHEAD
 
-M = t.messages.c
 PAGE = 64
-
-_PAGE_SQL = text(
-    """
-    WITH RECURSIVE path(id, parent_id, n) AS (
-        SELECT id, parent_id, 1 FROM messages WHERE id = :start AND conversation_id = :cid
-        UNION ALL
-        SELECT m.id, m.parent_id, path.n + 1
-        FROM messages m JOIN path ON m.id = path.parent_id
-        WHERE path.n < :lim
-    )
-    SELECT m.id, m.parent_id, m.role, m.status, m.blocks, m.depth, m.input_tokens,
-           m.context_tokens, m.created_at
-    FROM path JOIN messages m ON m.id = path.id
-    ORDER BY path.n
-    """
-).columns(blocks=JSONDoc)
-
-_ANCESTORS_SQL = text(
-    """
-    WITH RECURSIVE up(id, parent_id, depth) AS (
-        SELECT id, parent_id, depth FROM messages WHERE id = :start AND conversation_id = :cid
-        UNION ALL
-        SELECT m.id, m.parent_id, m.depth
-        FROM messages m JOIN up ON m.id = up.parent_id
-        WHERE up.depth > :min_depth
-    )
-    SELECT id FROM up WHERE id IN :anchors
-    """
-).bindparams(bindparam("anchors", expanding=True))
 
 
 @dataclass
@@ -75,7 +43,7 @@ class Tail:
 
 async def path_page(c: AsyncConnection, conv_id: str, start: str, limit: int) -> list[PathRow]:
     """Up to ``limit`` messages from ``start`` towards the root, newest first."""
-    rows = (await c.execute(_PAGE_SQL, {"start": start, "cid": conv_id, "lim": limit})).all()
+    rows = await store.path_page_rows(c, conv_id, start, limit)
     return [
         PathRow(
             r.id,
@@ -95,8 +63,7 @@ async def path_page(c: AsyncConnection, conv_id: str, start: str, limit: int) ->
 async def current_parents(c: AsyncConnection, ids: set[str]) -> dict[str, str | None]:
     if not ids:
         return {}
-    rows = (await c.execute(select(M.id, M.parent_id).where(M.id.in_(sorted(ids))))).all()
-    return {r.id: r.parent_id for r in rows}
+    return await store.parents_of(c, ids)
 
 
 async def _chain_above(
@@ -110,16 +77,7 @@ async def _chain_above(
     if start is None or not index:
         return []
     # Walk to the root: stored depths can be stale after a round deletion re-parented messages.
-    found = (
-        (
-            await c.execute(
-                _ANCESTORS_SQL,
-                {"start": start, "cid": conv_id, "min_depth": 0, "anchors": sorted(index)},
-            )
-        )
-        .scalars()
-        .all()
-    )
+    found = await store.ancestors_among(c, conv_id, start, sorted(index))
     best: list[dict] = []
     best_depth = -1
     for anchor in found:

@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import time
 
-from sqlalchemy import select
-
 from ..auth.models import Principal
 from ..conversations import store
-from ..db import schema as t
 from ..errors import NotFound
 from . import compaction as cp
+from . import store as cstore
 from .service import build_turn_context, resolve_model, resolve_summarizer, warm_query
-
-C = t.conversations.c
 
 
 def blocks_out(blocks: list[dict]) -> list[dict]:
@@ -107,7 +103,7 @@ async def compaction_job(rt, payload: dict) -> None:
     """After a turn: compact the conversation's active path if a trigger fires."""
     cid = str(payload.get("conversation_id") or "")
     async with rt.db.read() as c:
-        conv = (await c.execute(select(C.id, C.user_id, C.model_id).where(C.id == cid))).first()
+        conv = await cstore.conversation_for_job(c, cid)
     if conv is None:  # deleted since: nothing to do
         return
     model = resolve_model(rt, conv.model_id)
