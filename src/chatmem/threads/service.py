@@ -11,16 +11,14 @@ listed under their source here, and deleted with it (conversations/service.py).
 from __future__ import annotations
 
 from pydantic import Field, field_validator
-from sqlalchemy import select
 
 from ..auth.models import Principal
 from ..contracts.base import Input
 from ..conversations import store
 from ..conversations.wire import conversation_out
-from ..db import schema as t
 from ..db.engine import Database
+from . import store as thread_store
 
-C = t.conversations.c
 QUOTE_MAX_CHARS = 4000
 TITLE_CHARS = 40
 
@@ -66,8 +64,5 @@ async def create_thread(db: Database, p: Principal, cid: str, body: InlineThread
 async def list_threads(db: Database, p: Principal, cid: str, *, message_id: str | None) -> dict:
     async with db.read() as c:
         await store.get_conversation(c, p.id, cid)
-        q = select(t.conversations).where(C.user_id == p.id, C.inline_source_conv == cid)
-        if message_id:
-            q = q.where(C.inline_parent_id == message_id)
-        rows = (await c.execute(q.order_by(C.created_at, C.id))).all()
+        rows = await thread_store.inline_threads(c, p.id, cid, message_id=message_id)
     return {"items": [conversation_out(r) for r in rows], "next_cursor": None}
