@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
@@ -34,7 +33,6 @@ from . import vectors as vec
 from .base import EmbedderError
 
 log = logging.getLogger(__name__)
-C = t.conversations.c
 KIND_CONVERSATION = "embed.conversation"
 KIND_MEMORIES = "embed.memories"
 
@@ -91,9 +89,7 @@ async def embed_conversation(rt, conversation_id: str) -> dict:
     st = s.settings
     batch, max_chars = int(st.embedding_batch_size), int(st.embedding_max_chars)
     async with rt.db.read() as c:
-        user_id = (
-            await c.execute(select(C.user_id).where(C.id == conversation_id))
-        ).scalar_one_or_none()
+        user_id = await store.conversation_owner(c, conversation_id)
     if user_id is None:
         return {"embedded": 0, "more": False}  # deleted meanwhile: its vectors went with it
     done, more = 0, False
@@ -170,8 +166,7 @@ async def backfill(db, *, page: int = 1000) -> dict:
         after = ""
         while True:
             async with db.read() as c:
-                q = select(table.c.id).where(table.c.id > after).order_by(table.c.id).limit(page)
-                ids = list((await c.execute(q)).scalars())
+                ids = await store.ids_after(c, table, after, page)
             if not ids:
                 break
             async with db.write() as c:

@@ -14,7 +14,6 @@ import importlib.util
 import sqlite3
 
 from fastapi import APIRouter
-from sqlalchemy import text
 
 from ..auth.deps import CurrentAdmin, RuntimeDep
 from ..contracts.base import Output
@@ -51,11 +50,7 @@ async def backends(c) -> dict:
             "sqlite_vec_installed": importlib.util.find_spec("sqlite_vec") is not None,
             "sqlite_extensions_loadable": loadable,
         }
-    row = (
-        await c.execute(
-            text("SELECT installed_version FROM pg_available_extensions WHERE name = 'vector'")
-        )
-    ).first()
+    row = await store.pgvector_extension(c)
     return {"pgvector_available": row is not None, "pgvector_installed": bool(row and row[0])}
 
 

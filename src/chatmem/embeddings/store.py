@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import and_, exists, func, select
+from sqlalchemy import and_, exists, func, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
@@ -209,3 +209,21 @@ async def counts(c: AsyncConnection) -> list[dict]:
         .order_by(E.model, E.owner_kind)
     )
     return [dict(r._mapping) for r in (await c.execute(q)).all()]
+
+
+async def conversation_owner(c: AsyncConnection, conversation_id: str) -> str | None:
+    """The conversation's user id; None once it is deleted."""
+    q = select(t.conversations.c.user_id).where(t.conversations.c.id == conversation_id)
+    return (await c.execute(q)).scalar_one_or_none()
+
+
+async def ids_after(c: AsyncConnection, table, after: str, page: int) -> list[str]:
+    """A page of ``table``'s ids after ``after``, in id order (the backfill's walk)."""
+    q = select(table.c.id).where(table.c.id > after).order_by(table.c.id).limit(page)
+    return list((await c.execute(q)).scalars())
+
+
+async def pgvector_extension(c: AsyncConnection):
+    """pg_available_extensions' row for ``vector`` (installed_version), or None."""
+    q = text("SELECT installed_version FROM pg_available_extensions WHERE name = 'vector'")
+    return (await c.execute(q)).first()
