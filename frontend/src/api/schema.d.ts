@@ -2690,6 +2690,16 @@ export interface components {
             slot?: string | null;
             /** Status */
             status?: string | null;
+            /**
+             * Valid From
+             * @description null clears it
+             */
+            valid_from?: number | null;
+            /**
+             * Valid Until
+             * @description null clears it
+             */
+            valid_until?: number | null;
             /** Value */
             value?: string | null;
         };

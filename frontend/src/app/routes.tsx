@@ -1,20 +1,24 @@
 // The app's browser routes. The server answers each of these paths with index.html
-// (chatmem/web/routes.py SPA_PATHS); a test checks that the two lists agree.
+// (chatmem/web/routes.py SPA_PATHS); a test checks that the two lists agree. /share/:token is
+// not in the list: chatmem/sharing/routes.py serves it (index.html with the share's title).
 import { createBrowserRouter } from "react-router";
 import { ArchiveView } from "../sidebar/ArchiveView";
 import { ChatRoute, NewChatRoute } from "../chat/ChatRoute";
 import { ProjectView } from "../sidebar/ProjectView";
 import { SettingsPage } from "./SettingsPage";
 import { LoginPage } from "./LoginPage";
+import { MemoryLibrary } from "../memory/MemoryLibrary";
+import { SharePage } from "../share/SharePage";
 import { Root, SignedIn } from "./Root";
 
-export const ROUTES = ["/", "/login", "/c/:conversationId", "/archive", "/projects/:projectId", "/settings"];
+export const ROUTES = ["/", "/login", "/c/:conversationId", "/archive", "/projects/:projectId", "/settings", "/memories"];
 
 export const router = createBrowserRouter([
   {
     element: <Root />,
     children: [
       { path: "/login", element: <LoginPage /> },
+      { path: "/share/:token", element: <SharePage /> },
       {
         element: <SignedIn />,
         children: [
@@ -23,6 +27,7 @@ export const router = createBrowserRouter([
           { path: "/archive", element: <ArchiveView /> },
           { path: "/projects/:projectId", element: <ProjectView /> },
           { path: "/settings", element: <SettingsPage /> },
+          { path: "/memories", element: <MemoryLibrary /> },
         ],
       },
     ],

@@ -11,6 +11,7 @@ import { toast } from "../ui/toast";
 import { ChatView } from "./ChatView";
 import { ModelPicker } from "./ModelPicker";
 import { ThreadPanel } from "./ThreadPanel";
+import { ChatTools } from "./ChatTools";
 import { TopBar } from "./TopBar";
 
 function HelpButton() {
@@ -51,6 +52,7 @@ export function ChatRoute() {
       <div className="chat-column">
         <TopBar title={title || (conv.isError ? t("err_not_found") : "")}>
           {conv.data && <ModelPicker value={conv.data.model_id} onChange={setModel} />}
+          {conv.data && conversationId && <ChatTools cid={conversationId} />}
           <HelpButton />
         </TopBar>
         <ChatView

@@ -9,6 +9,7 @@ import { branchNav } from "../tree/path";
 import { ConfirmDialog } from "../ui/Dialog";
 import { MenuButton, type MenuItem } from "../ui/Menu";
 import { toast } from "../ui/toast";
+import { AnswerExtras } from "../context/AnswerExtras";
 import { copyText } from "./copy";
 import { Markdown } from "./Markdown";
 
@@ -49,6 +50,7 @@ export function MessageItem({
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState("");
   const [confirmDelete, setConfirmDelete] = useState(false);
+  const [showContext, setShowContext] = useState(false);
   const body = useRef<HTMLDivElement>(null);
   const editor = useRef<HTMLTextAreaElement>(null);
   const streaming = ["connecting", "streaming", "reconnecting"].includes(d.phase) && m.status === "streaming";
@@ -62,6 +64,9 @@ export function MessageItem({
             onSelect: () => actions.thread?.(m, selectionIn(body.current) || d.text),
           },
         ]
+      : []),
+    ...(m.role === "assistant" && m.status !== "streaming"
+      ? [{ label: t("ctxTitle"), onSelect: () => setShowContext(true) }]
       : []),
     { label: t("fork"), onSelect: () => actions.fork(m) },
     ...(busy ? [] : [{ label: t("deleteRound"), onSelect: () => setConfirmDelete(true), danger: true }]),
@@ -213,6 +218,9 @@ export function MessageItem({
               <button type="button" className="act" onClick={() => actions.regenerate(m)} disabled={busy}>
                 {t("regenerate")}
               </button>
+            )}
+            {!streaming && m.role === "assistant" && (
+              <AnswerExtras m={m} showContext={showContext} setShowContext={setShowContext} />
             )}
             {!streaming && (
               <MenuButton label={t("moreActions")} items={more} className="msg-menu">

@@ -1,6 +1,9 @@
 // English UI text: the source catalogue. Every other language must have exactly these keys
 // (zh.ts is typed against this object, so a missing string fails the type check).
+import { libraryEn } from "./library.en";
+
 export const en = {
+  ...libraryEn,
   appName: "chatmem",
   // login
   loginTitle: "Log in to chatmem",

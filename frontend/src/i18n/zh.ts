@@ -1,7 +1,9 @@
 // 中文界面文字 (keys must match en.ts exactly: the type enforces it).
 import type { Messages } from "./en";
+import { libraryZh } from "./library.zh";
 
 export const zh: Messages = {
+  ...libraryZh,
   appName: "chatmem",
   loginTitle: "登录 chatmem",
   email: "邮箱",

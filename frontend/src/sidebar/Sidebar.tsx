@@ -84,6 +84,9 @@ export function Sidebar() {
         <NavLink to="/archive" className="foot-link">
           {t("archive")}
         </NavLink>
+        <NavLink to="/memories" className="foot-link">
+          {t("memoryLibrary")}
+        </NavLink>
         <NavLink to="/settings" className="foot-link">
           {t("settings")}
         </NavLink>

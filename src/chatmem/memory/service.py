@@ -169,6 +169,35 @@ def _event_for(old_status: str, new_status: str, content_changed: bool) -> str:
     return "edited"
 
 
+VALIDITY = ("valid_from", "valid_until")
+
+
+def _content_changes(changes: dict, old: pol.Mem) -> dict:
+    """The text fields and validity window of a PATCH that differ from the memory's."""
+    values: dict = {}
+    for k in ("memory_text", "memory_type", "slot", "value"):
+        if k in changes:
+            v = changes[k].strip()
+            if k == "slot":
+                v = v.lower()
+            if k == "memory_text" and not v:
+                raise Unprocessable("memory_text may not be empty", code="validation_error")
+            if v != getattr(old, k):
+                values[k] = v
+    window = {k: changes[k] if k in changes else getattr(old, k) for k in VALIDITY}
+    lo, hi = window["valid_from"], window["valid_until"]
+    if lo is not None and hi is not None and hi < lo:
+        raise Unprocessable(
+            "valid_until may not be before valid_from",
+            code="validation_error",
+            details={"valid_from": lo, "valid_until": hi},
+        )
+    values.update(
+        {k: changes[k] for k in VALIDITY if k in changes and changes[k] != getattr(old, k)}
+    )
+    return values
+
+
 async def update_memory(
     db: Database,
     p: Principal,
@@ -178,8 +207,9 @@ async def update_memory(
     agent_id: str | None = None,
     full_source_text: bool = False,
 ) -> dict:
-    """PATCH: text, type, slot, value, importance, status (ACTIVE↔DISABLED; else 422)."""
-    changes = {k: v for k, v in changes.items() if v is not None}
+    """PATCH: text, type, slot, value, importance, validity, status (ACTIVE↔DISABLED; else 422)."""
+    # a validity bound may be cleared with an explicit null; other nulls mean "unchanged"
+    changes = {k: v for k, v in changes.items() if v is not None or k in VALIDITY}
     reason = (changes.pop("reason", None) or "").strip()
     now = now_ms()
     async with db.write() as c:
@@ -204,16 +234,7 @@ async def update_memory(
                     code="invalid_status_transition",
                     details={"from": old.status, "to": new_status},
                 )
-        values: dict = {}
-        for k in ("memory_text", "memory_type", "slot", "value"):
-            if k in changes:
-                v = changes[k].strip()
-                if k == "slot":
-                    v = v.lower()
-                if k == "memory_text" and not v:
-                    raise Unprocessable("memory_text may not be empty", code="validation_error")
-                if v != getattr(old, k):
-                    values[k] = v
+        values = _content_changes(changes, old)
         content_changed = bool(values)
         if "importance" in changes and changes["importance"] != old.importance:
             values["importance"] = int(changes["importance"])

@@ -38,6 +38,8 @@ class MemoryPatch(Input):
     importance: int | None = Field(default=None, ge=1, le=5)
     status: str | None = Field(default=None, max_length=32)  # ACTIVE | DISABLED (checked: 422)
     reason: str | None = Field(default=None, max_length=500)
+    valid_from: int | None = Field(default=None, ge=0, le=MAX_MS, description="null clears it")
+    valid_until: int | None = Field(default=None, ge=0, le=MAX_MS, description="null clears it")
 
 
 class SourceMessage(Output):

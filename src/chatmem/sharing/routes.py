@@ -1,6 +1,7 @@
 """Share routes: owner endpoints under /api/conversations/{id}/share and the public reader.
 
-``GET /api/public/shared/{token}`` needs no authentication and is limited per client IP
+``GET /share/{token}`` is the readable page (the web app, titled with the share's title for link
+previews; 404 once revoked). ``GET /api/public/shared/{token}`` needs no authentication and is limited per client IP
 (``public_share_rate_per_ip``, 60 a minute; the peer address, or the one a trusted proxy
 forwarded — edge/headers.py), answering 429 with ``Retry-After`` beyond it.
 """
@@ -13,7 +14,8 @@ from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.errors import AUTHED, errors
 from ..conversations.wire import ConversationOut
 from ..edge.headers import client_ip
-from ..errors import TooManyRequests
+from ..errors import NotFound, TooManyRequests
+from ..web.pages import titled_page
 from . import service
 
 router = APIRouter(tags=["sharing"], responses=errors(*AUTHED))
@@ -70,3 +72,14 @@ async def read_shared(token: str, rt: RuntimeDep):
 )
 async def clone_shared(token: str, p: CurrentUser, rt: RuntimeDep):
     return await service.clone(rt.db, p, token)
+
+
+@router.get("/share/{token}", include_in_schema=False, dependencies=[Depends(public_rate_limit)])
+async def share_page(token: str, rt: RuntimeDep):
+    """The public page: the app's index.html with the share's Open Graph title (the app renders
+    the messages from the public API); a revoked or unknown token answers 404."""
+    try:
+        shared = await service.read_public(rt.db, token)
+    except NotFound:
+        return titled_page(None, status_code=404)
+    return titled_page(shared["title"])

@@ -31,6 +31,7 @@ SPA_PATHS = (
     "/archive",
     "/projects/{project_id}",
     "/settings",
+    "/memories",
 )
 
 NOT_BUILT = """<!doctype html><meta charset="utf-8"><title>chatmem</title>

@@ -1,0 +1,44 @@
+// Reading a context report (the server's ContextReport, with its extra keys) for the panel:
+// sections as shares of the window, and the notable events in plain numbers. Pure.
+export interface Section {
+  name: string;
+  tokens: number;
+}
+
+export interface Report {
+  window?: number | null;
+  limit?: number | null;
+  reserved_output_tokens?: number | null;
+  total_tokens?: number | null;
+  sections?: Section[];
+  memory_ids?: string[];
+  summary_block_ids?: string[];
+  recall_message_ids?: string[];
+  message_ids?: string[];
+  dropped_message_count?: number | null;
+  truncated?: string[];
+  compaction?: { ran?: boolean; needed?: boolean; [k: string]: unknown } | null;
+  memory_error?: string | null;
+  [k: string]: unknown;
+}
+
+export interface Bar {
+  name: string;
+  tokens: number;
+  /** Share of the window (0–100), for the stacked bar. */
+  pct: number;
+}
+
+/** The sections with tokens, as shares of the window (or of the total when no window is known). */
+export function bars(r: Report): Bar[] {
+  const base = r.window || r.limit || r.total_tokens || 1;
+  return (r.sections ?? [])
+    .filter((s) => s.tokens > 0)
+    .map((s) => ({ name: s.name, tokens: s.tokens, pct: Math.min(100, (s.tokens / base) * 100) }));
+}
+
+/** The stored report of an assistant message (kept in its metadata), if any. */
+export function reportOf(metadata: unknown): Report | null {
+  const c = (metadata as { context?: unknown } | null | undefined)?.context;
+  return c && typeof c === "object" ? (c as Report) : null;
+}
