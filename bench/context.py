@@ -145,27 +145,36 @@ async def steady_state(rt: Runtime, user: Principal, cid: str) -> None:
             return
 
 
-async def time_turns(rt: Runtime, user: Principal, cid: str, iterations: int) -> tuple[float, dict]:
+async def _turn_once(rt: Runtime, user: Principal, conv) -> tuple[float, dict]:
+    t0 = time.perf_counter()
     async with rt.db.read() as c:
-        conv = await store.get_conversation(c, user.id, cid)
-    samples = []
-    report: dict = {}
-    for i in range(iterations + 3):
-        t0 = time.perf_counter()
+        tc = await ctx.build_turn_context(
+            c,
+            settings=rt.settings,
+            conv=conv,
+            parent_id=conv.active_leaf_id,
+            model=MODEL,
+            principal=user,
+            rt=rt,
+        )
+    return time.perf_counter() - t0, tc.report
+
+
+async def time_turns(rt: Runtime, cases: list, iterations: int) -> list[tuple[float, dict]]:
+    """(median seconds, last report) per ``(user, conversation id)`` case, the cases interleaved
+    one-for-one in the same loop: load drift lands on both sides of every ratio."""
+    convs = []
+    for user, cid in cases:
         async with rt.db.read() as c:
-            tc = await ctx.build_turn_context(
-                c,
-                settings=rt.settings,
-                conv=conv,
-                parent_id=conv.active_leaf_id,
-                model=MODEL,
-                principal=user,
-                rt=rt,
-            )
-        if i >= 3:  # warm-up: encodings, statement caches
-            samples.append(time.perf_counter() - t0)
-        report = tc.report
-    return statistics.median(samples), report
+            convs.append(await store.get_conversation(c, user.id, cid))
+    samples: list[list[float]] = [[] for _ in cases]
+    reports: list[dict] = [{} for _ in cases]
+    for i in range(iterations + 3):
+        for k, ((user, _), conv) in enumerate(zip(cases, convs, strict=True)):
+            dt, reports[k] = await _turn_once(rt, user, conv)
+            if i >= 3:  # warm-up: encodings, statement caches
+                samples[k].append(dt)
+    return [(statistics.median(s), r) for s, r in zip(samples, reports, strict=True)]
 
 
 def memory_hook(rt: Runtime) -> str:
@@ -188,17 +197,12 @@ async def run(url: str, label: str, iterations: int) -> None:
         for u, cid in ((user, small), (user, big), (bare, small_bare)):
             await steady_state(rt, u, cid)
 
-        async def timed(u, cid):
-            return await time_turns(rt, u, cid, iterations)
-
-        t_small, r_small = await timed(user, small)
-        t_big, r_big = await timed(user, big)
-        t_small_raw, _ = await timed(user, small_raw)
-        t_big_raw, r_big_raw = await timed(user, big_raw)
-        t_bare, _ = await timed(bare, small_bare)
+        cases = [(user, small), (user, big), (user, small_raw), (user, big_raw), (bare, small_bare)]
+        timed = await time_turns(rt, cases, iterations)
+        (t_small, r_small), (t_big, r_big), (t_small_raw, _), (t_big_raw, r_big_raw) = timed[:4]
+        t_bare = timed[4][0]
         source, rt.memory_source = rt.memory_source, None
-        t_small_nm, _ = await timed(user, small)
-        t_big_nm, _ = await timed(user, big)
+        (t_small_nm, _), (t_big_nm, _) = await time_turns(rt, cases[:2], iterations)
         rt.memory_source = source
 
         def line(name, secs, rep):

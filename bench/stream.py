@@ -77,15 +77,17 @@ async def read_stream(resp) -> tuple[float | None, int, str | None, float]:
 
 
 async def turn(
-    c: httpx.AsyncClient, content: str = "benchmark"
+    c: httpx.AsyncClient, content: str = "benchmark", key: str | None = None
 ) -> tuple[float, int, str | None, float, float]:
-    cid = (await c.post("/api/conversations", json={})).json()["id"]
+    """One turn in a new conversation (as the user of ``key``, default the client's)."""
+    auth = {"Authorization": f"Bearer {key}"} if key else {}
+    cid = (await c.post("/api/conversations", json={}, headers=auth)).json()["id"]
     t0 = time.perf_counter()
     async with c.stream(
         "POST",
         f"/api/conversations/{cid}/messages",
         json={"content": content},
-        headers={"Accept": "text/event-stream"},
+        headers={"Accept": "text/event-stream", **auth},
     ) as r:
         if r.status_code != 200:
             return t0, 0, f"http {r.status_code}", t0, t0
@@ -185,8 +187,13 @@ async def throughput(db_url: str, tokens: int) -> None:
         server.stop()
 
 
+#: Concurrent streams come from this many users (round robin): per-user rows and locks, as in use.
+USERS = 10
+
+
 async def concurrent(db_url: str, n: int, tokens: int = 200) -> None:
-    key = create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com")
+    keys = [create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com") for _ in range(USERS)]
+    key = keys[0]
     server = start_server(db_url, tokens)
     try:
         limits = httpx.Limits(max_connections=n + 10, max_keepalive_connections=n + 10)
@@ -198,7 +205,8 @@ async def concurrent(db_url: str, n: int, tokens: int = 200) -> None:
         ) as c:
             t0 = time.perf_counter()
             results = await asyncio.gather(
-                *(turn(c, f"concurrent {i}") for i in range(n)), return_exceptions=True
+                *(turn(c, f"concurrent {i}", keys[i % USERS]) for i in range(n)),
+                return_exceptions=True,
             )
             wall = time.perf_counter() - t0
         errors = [
@@ -207,7 +215,7 @@ async def concurrent(db_url: str, n: int, tokens: int = 200) -> None:
         ok = [r for r in results if not isinstance(r, BaseException)]
         tfirst = [(r[3] - r[0]) * 1000 for r in ok if r[2] == "done"]
         print(
-            f"  {n} concurrent streams × {tokens} tokens: {n - len(errors)} done, "
+            f"  {n} concurrent streams × {tokens} tokens ({USERS} users): {n - len(errors)} done, "
             f"{len(errors)} errors, wall {wall:.2f} s, first delta p50 "
             f"{statistics.median(tfirst) if tfirst else float('nan'):.0f} ms / p95 "
             f"{pct(tfirst, 95) if tfirst else float('nan'):.0f} ms"
