@@ -43,7 +43,9 @@ async def _answer(app, user, **extra):
 async def test_rate_upsert_clear_and_mirror(app, new_user):
     u = await new_user()
     cid, _, mid = await _answer(app, u, model_id="model-x", fast=1)
-    await set_columns(app, t.conversations, cid, workspace_id="ws_1")
+    # a workspace conversation of the user's (workspace rows are seen by members only)
+    wid = (await u.client.post("/api/workspaces", json={"name": "W"})).json()["id"]
+    await set_columns(app, t.conversations, cid, workspace_id=wid)
     url = f"/api/conversations/{cid}/messages/{mid}/feedback"
     assert (await u.client.get(url)).json() == {"message_id": mid, "feedback": None}
 
@@ -63,7 +65,7 @@ async def test_rate_upsert_clear_and_mirror(app, new_user):
     assert (await u.client.get(url)).json()["feedback"] == fb
     async with db_of(app).read() as c:
         row = (await c.execute(t.message_feedback.select())).one()
-    assert (row.workspace_id, row.model_id, row.conversation_id) == ("ws_1", "model-x", cid)
+    assert (row.workspace_id, row.model_id, row.conversation_id) == (wid, "model-x", cid)
     assert row.id.startswith("mfb_")
     msg = (await u.client.get(f"/api/conversations/{cid}/messages/{mid}")).json()
     assert msg["feedback"] == "dislike"

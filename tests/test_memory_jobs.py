@@ -144,9 +144,11 @@ async def test_workspace_conversations_neither_write_nor_read(app, new_user):
     a = await new_user()
     cid = await _conv(a)
     await _say(a, cid, "My name is Alice.")
+    # the user's own workspace (workspace rows are seen by members only)
+    wid = (await a.client.post("/api/workspaces", json={"name": "W"})).json()["id"]
     async with rt.db.write() as c:
         await c.execute(
-            update(t.conversations).where(t.conversations.c.id == cid).values(workspace_id="ws_1")
+            update(t.conversations).where(t.conversations.c.id == cid).values(workspace_id=wid)
         )
     assert (await run_extraction(rt, cid, a.id))["skipped"] == "workspace conversation"
     assert await _mems(a) == []

@@ -17,6 +17,8 @@ from chatmem.context.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, counter_f
 from chatmem.conversations.paths import PathCache
 from chatmem.db import schema as t
 from chatmem.db.engine import Database
+from chatmem.workspaces import service as ws_service
+from chatmem.workspaces.service import WorkspaceIn
 
 from .conftest import make_settings
 from .ctx_helpers import append_chain, conv_row, demo_model, make_conv, make_user
@@ -233,7 +235,9 @@ async def test_memory_scope_recalls_other_conversations_but_never_workspace_ones
                 ("assistant", "Noted."),
             ],
         )
-        shared = await make_conv(rt.db, u.id, workspace_id="ws_team")
+        # a workspace of u's own (workspace rows are seen by members only)
+        team = await ws_service.create(rt.db, u, WorkspaceIn(name="T"))
+        shared = await make_conv(rt.db, u.id, workspace_id=team["id"])
         [secret] = await append_chain(rt.db, u.id, shared, [("user", "cabin wifi is trout-ws")])
         cid = await make_conv(rt.db, u.id)
         await append_chain(rt.db, u.id, cid, _filler(120))

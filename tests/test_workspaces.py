@@ -310,3 +310,31 @@ async def test_workspace_projects(new_user):
         "/api/conversations", json={"workspace_id": wid, "project_id": priv["id"]}
     )
     assert r.status_code == 404
+
+
+async def test_workspace_ratings_and_reports(new_user):
+    wid, o, d, m, n, s = await _team(new_user)
+    cid = (
+        await m.client.post("/api/conversations", json={"workspace_id": wid, "is_public": True})
+    ).json()["id"]
+    url = f"/api/conversations/{cid}/messages"
+    await m.client.post(url, json={"content": "q", "generate": False})
+    r = await m.client.post(url, json={"content": "a", "role": "assistant"})
+    aid = r.json()["id"]
+    r = await n.client.post(f"{url}/{aid}/feedback", json={"feedback": "like"})
+    assert r.status_code == 200, r.text
+    # owner and admins see the workspace's ratings; a member 403, a stranger 404
+    for who in (o, d):
+        r = await who.client.get(f"/api/workspaces/{wid}/feedback")
+        assert r.status_code == 200, r.text
+        [item] = r.json()["items"]
+        assert item["user_id"] == n.id and item["message_id"] == aid and item["rating"] == "like"
+    r = await m.client.get(f"/api/workspaces/{wid}/feedback")
+    assert r.status_code == 403
+    assert (await s.client.get(f"/api/workspaces/{wid}/feedback")).status_code == 404
+    # a problem report from a member carries the workspace; a stranger cannot attach it
+    form = {"description": "broken", "message_id": aid}
+    r = await n.client.post("/api/user-feedback", data=form)
+    assert r.status_code == 201, r.text
+    assert r.json()["workspace_id"] == wid and r.json()["conversation_id"] == cid
+    assert (await s.client.post("/api/user-feedback", data=form)).status_code == 404

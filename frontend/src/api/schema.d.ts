@@ -1009,6 +1009,26 @@ export interface paths {
         patch: operations["rename_workspace_api_workspaces__wid__patch"];
         trace?: never;
     };
+    "/api/workspaces/{wid}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Workspace Ratings
+         * @description The ratings members gave in the workspace's conversations (owner and admins only).
+         */
+        get: operations["workspace_ratings_api_workspaces__wid__feedback_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspaces/{wid}/invites": {
         parameters: {
             query?: never;
@@ -3328,6 +3348,11 @@ export interface components {
             viewport_height: number;
             /** Viewport Width */
             viewport_width: number;
+            /**
+             * Workspace Id
+             * @description the conversation's workspace ('' = personal)
+             */
+            workspace_id: string;
         };
         /** ReportPage */
         ReportPage: {
@@ -3770,6 +3795,39 @@ export interface components {
         WorkspacePage: {
             /** Items */
             items: components["schemas"]["WorkspaceOut"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
+        /** WorkspaceRating */
+        WorkspaceRating: {
+            /** Comment */
+            comment: string;
+            /** Conversation Id */
+            conversation_id: string;
+            /** Created At */
+            created_at: number;
+            /** Id */
+            id: string;
+            /** Message Id */
+            message_id: string;
+            /**
+             * Rating
+             * @enum {string}
+             */
+            rating: "like" | "dislike";
+            /** Reasons */
+            reasons: string[];
+            /** Updated At */
+            updated_at: number;
+            /** User Email */
+            user_email: string;
+            /** User Id */
+            user_id: string;
+        };
+        /** WorkspaceRatingPage */
+        WorkspaceRatingPage: {
+            /** Items */
+            items: components["schemas"]["WorkspaceRating"][];
             /** Next Cursor */
             next_cursor?: string | null;
         };
@@ -10305,6 +10363,86 @@ export interface operations {
             };
             /** @description The request body exceeds the server's limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    workspace_ratings_api_workspaces__wid__feedback_get: {
+        parameters: {
+            query?: {
+                cursor?: string | null;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                wid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceRatingPage"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -66,6 +66,14 @@ async def require_manager(c, p: Principal, conv) -> None:
         )
 
 
+async def require_author(c, p: Principal, conv, message) -> None:
+    """403 unless the caller may edit or delete ``message`` (workspaces/store.may_act_on)."""
+    if not await workspaces_store.may_act_on(c, p.id, conv, message):
+        raise Forbidden(
+            "only the message's author or a workspace admin may do this", code="workspace_role"
+        )
+
+
 async def _space(c, p: Principal, body: ConversationIn) -> dict:
     if not body.workspace_id:
         return {}
@@ -313,8 +321,9 @@ async def edit_message(
 ) -> dict:
     check_size(blocks, max_bytes)
     async with db.write() as c:
-        await store.get_conversation(c, p.id, cid, for_update=True)
+        conv = await store.get_conversation(c, p.id, cid, for_update=True)
         row = await store.get_message(c, cid, mid)
+        await require_author(c, p, conv, row)
         if row.status == "streaming":
             raise Conflict(
                 "the message is still streaming",
@@ -342,6 +351,7 @@ async def delete_round(db: Database, p: Principal, cid: str, mid: str) -> dict:
         question = (
             pnode if (tnode.role == "assistant" and pnode and pnode.role == "user") else tnode
         )
+        await require_author(c, p, conv, parent if question is pnode else target)
         kids = await store.children_nodes(c, cid, [question.id])
         members = [question] + [k for k in kids.get(question.id, []) if k.role == "assistant"]
         kids.update(await store.children_nodes(c, cid, [m.id for m in members[1:]]))

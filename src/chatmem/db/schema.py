@@ -376,6 +376,7 @@ user_feedback = Table(
     _fk("message_id", "messages.id", "SET NULL", nullable=True),
     _fk("conversation_id", "conversations.id", "SET NULL", nullable=True),
     _txt("conversation_title"),
+    _txt("workspace_id"),  # + chatmem (issue 16): the conversation's workspace, a snapshot
     Column("description", Text, nullable=False),
     _txt("page_path"),
     _txt("user_agent"),

@@ -44,16 +44,17 @@ def check_screenshot(data: bytes) -> image.ImageInfo:
 
 
 async def _link(c, p: Principal, message_id: str | None, conversation_id: str | None):
-    """(message_id, conversation_id, title) for the report, all owned by the caller."""
+    """(message_id, conversation_id, title, workspace_id) for the report, all visible to the
+    caller (their own, or a workspace conversation they may see)."""
     if message_id:
         owner_conv = await store.owned_message_conversation(c, p.id, message_id)
         if owner_conv is None or (conversation_id and owner_conv != conversation_id):
             raise NotFound("message not found")
         conversation_id = owner_conv
     if not conversation_id:
-        return None, None, ""
+        return None, None, "", ""
     conv = await conv_store.get_conversation(c, p.id, conversation_id)
-    return message_id or None, conv.id, conv.title
+    return message_id or None, conv.id, conv.title, conv.workspace_id
 
 
 async def submit(db: Database, p: Principal, form: ReportForm) -> dict:
@@ -71,13 +72,14 @@ async def submit(db: Database, p: Principal, form: ReportForm) -> dict:
                 details={"retry_after_ms": wait_ms},
                 retry_after_s=-(-wait_ms // 1000),
             )
-        mid, cid, title = await _link(c, p, f.message_id, f.conversation_id)
+        mid, cid, title, wid = await _link(c, p, f.message_id, f.conversation_id)
         row = await store.insert_report(
             c,
             user_id=p.id,
             message_id=mid,
             conversation_id=cid,
             conversation_title=title,
+            workspace_id=wid,
             description=f.description,
             page_path=f.page_path,
             user_agent=form.user_agent,

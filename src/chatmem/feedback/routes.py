@@ -15,7 +15,14 @@ from ..contracts.errors import AUTHED, errors
 from ..contracts.openapi import schema_ref
 from . import ratings, reports
 from .form import read_report_form
-from .wire import FeedbackIn, MessageRating, ReportOut, ReportPage, ReportUpload
+from .wire import (
+    FeedbackIn,
+    MessageRating,
+    ReportOut,
+    ReportPage,
+    ReportUpload,
+    WorkspaceRatingPage,
+)
 
 BINARY = {"type": "string", "format": "binary"}
 
@@ -60,6 +67,22 @@ async def get_rating(cid: str, mid: str, p: CurrentUser, rt: RuntimeDep):
 )
 async def report_problem(request: Request, p: CurrentUser, rt: RuntimeDep):
     return await reports.submit(rt.db, p, await read_report_form(request))
+
+
+@router.get(
+    "/api/workspaces/{wid}/feedback",
+    response_model=WorkspaceRatingPage,
+    responses=errors(403, 404),
+)
+async def workspace_ratings(
+    wid: str,
+    p: CurrentUser,
+    rt: RuntimeDep,
+    cursor: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+):
+    """The ratings members gave in the workspace's conversations (owner and admins only)."""
+    return await ratings.workspace_ratings(rt.db, p, wid, cursor, limit)
 
 
 @router.get("/api/admin/user-feedback", response_model=ReportPage)

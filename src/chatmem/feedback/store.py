@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.ids import new_id
+from ..workspaces.store import visible
 
 F = t.message_feedback.c
 R = t.user_feedback.c
@@ -138,6 +139,19 @@ async def owned_message_conversation(c: AsyncConnection, user_id: str, mid: str)
     q = (
         select(M.conversation_id)
         .select_from(t.messages.join(t.conversations, C.id == M.conversation_id))
-        .where(M.id == mid, C.user_id == user_id)
+        .where(M.id == mid, visible(C, user_id))
     )
     return (await c.execute(q)).scalar()
+
+
+async def workspace_ratings(
+    c: AsyncConnection, wid: str, cursor: tuple[int, str] | None, limit: int
+) -> list:
+    """The ratings given in a workspace's conversations, newest first (``limit + 1`` rows)."""
+    q = select(t.message_feedback, U.email.label("user_email")).join(t.users, U.id == F.user_id)
+    q = q.where(F.workspace_id == wid)
+    if cursor is not None:
+        at, fid = cursor
+        q = q.where(or_(F.updated_at < at, and_(F.updated_at == at, F.id < fid)))
+    q = q.order_by(F.updated_at.desc(), F.id.desc()).limit(limit + 1)
+    return list((await c.execute(q)).all())

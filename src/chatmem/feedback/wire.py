@@ -61,6 +61,19 @@ class RatingOut(Output):
     updated_at: int
 
 
+class WorkspaceRating(RatingOut):
+    id: str
+    message_id: str
+    conversation_id: str
+    user_id: str
+    user_email: str
+
+
+class WorkspaceRatingPage(Output):
+    items: list[WorkspaceRating]
+    next_cursor: str | None = None
+
+
 class MessageRating(Output):
     message_id: str
     feedback: RatingOut | None = Field(description="the caller's rating, null when none")
@@ -109,6 +122,7 @@ class ReportOut(Output):
     message_id: str | None
     conversation_id: str | None
     conversation_title: str
+    workspace_id: str = Field(description="the conversation's workspace ('' = personal)")
     description: str
     page_path: str
     user_agent: str
@@ -144,6 +158,7 @@ def report_out(row, *, admin: bool = False) -> dict:
             "message_id",
             "conversation_id",
             "conversation_title",
+            "workspace_id",
             "description",
             "page_path",
             "user_agent",

@@ -34,8 +34,9 @@ from ..conversations.wire import message_out
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.ids import new_id, secret_token
-from ..errors import Conflict, TooManyRequests, Unprocessable
+from ..errors import Conflict, Forbidden, TooManyRequests, Unprocessable
 from ..providers.base import ModelInfo
+from ..workspaces import store as workspaces_store
 from . import events as ev
 from . import leases
 from .finalize import end_orphan, message_public
@@ -186,7 +187,10 @@ async def start_turn(
         parent = parent_id if explicit else conv.active_leaf_id
         if parent is not None:
             prow = await _message_in(c, conv_id, parent)
-            if prow.role == "assistant" and prow.status == "streaming":
+            # another member's answer still streaming does not block a shared conversation: the
+            # new question follows it (the context has the answer as far as it got)
+            others = bool(prow.author_id) and prow.author_id != p.id and not explicit
+            if prow.role == "assistant" and prow.status == "streaming" and not others:
                 raise Conflict(
                     "the message you are replying to is still being generated",
                     code="parent_streaming",
@@ -428,13 +432,20 @@ async def stop(
 ) -> dict:
     g = rt.generation
     async with rt.db.read() as c:
-        await store.get_conversation(c, principal.id, conv_id)
+        conv = await store.get_conversation(c, principal.id, conv_id)
         if message_id is not None:
             row = await store.get_message(c, conv_id, message_id)
+            if not await workspaces_store.may_act_on(c, principal.id, conv, row):
+                raise Forbidden(
+                    "only the member who asked for this answer or a workspace admin may stop it",
+                    code="workspace_role",
+                )
             targets = [row.id] if row.status == "streaming" else []
         else:
+            # every answer the caller asked for here (in a shared conversation: theirs only)
+            mine = M.author_id if conv.workspace_id else M.user_id
             q = select(M.id).where(
-                M.conversation_id == conv_id, M.user_id == principal.id, M.status == "streaming"
+                M.conversation_id == conv_id, mine == principal.id, M.status == "streaming"
             )
             targets = [r.id for r in (await c.execute(q)).all()]
     for mid in targets:

@@ -42,6 +42,19 @@ def in_workspace(cols, wid: str, user_id: str) -> ColumnElement[bool]:
     return and_(cols.workspace_id == wid, visible(cols, user_id))
 
 
+async def is_manager(c: AsyncConnection, wid: str, user_id: str) -> bool:
+    return await role_of(c, wid, user_id) in MANAGERS
+
+
+async def may_act_on(c: AsyncConnection, user_id: str, conv, message) -> bool:
+    """Whether the user may edit, delete or stop ``message`` of a conversation they see: in a
+    workspace conversation only its author (who spoke, or asked for the answer) and the
+    workspace's owner/admins; in a personal one its owner."""
+    if not conv.workspace_id or message.author_id in ("", user_id):
+        return True
+    return await is_manager(c, conv.workspace_id, user_id)
+
+
 async def may_manage(c: AsyncConnection, user_id: str, row) -> bool:
     """Whether the user may change or delete ``row`` (a visible project or conversation):
     personal rows and one's own workspace rows yes; others' workspace rows only as owner/admin."""
