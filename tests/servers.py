@@ -51,7 +51,7 @@ class Server:
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 60) -> Server:
+    def start(self, timeout: float = 180) -> Server:  # a loaded CI box can take a minute
         self.port = self.port or free_port()
         env = chatmem_env(self.db_url, **self.env_extra)
         # CHATMEM_TEST_SERVER_LOG=path keeps the server's output (for debugging a test)

@@ -10,6 +10,7 @@ import asyncio
 import io
 import json
 import logging
+import sys
 
 import httpx
 import pytest
@@ -327,3 +328,25 @@ async def test_admin_listener_serves_metrics_health_and_ready(db_url):
             assert r.status_code == 200, r.text
     with pytest.raises(httpx.ConnectError):  # stopped with the app
         httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=2)
+
+
+def test_tracebacks_never_carry_local_variables(log_lines):
+    """Locals hold message text and the settings (provider keys): never logged (issue 10)."""
+    secret = "sk-live-do-not-log-me"  # noqa: F841 - the local a traceback would show
+
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        logging.getLogger("chatmem.test").exception("failed")
+    (line,) = [x for x in log_lines() if x.get("logger") == "chatmem.test"]
+    assert line["exception"][0]["exc_value"] == "boom"
+    assert "do-not-log-me" not in json.dumps(line)
+    buf = io.StringIO()
+    handler = logging.StreamHandler(buf)
+    handler.setFormatter(logs.formatter("text"))
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        rec = logging.LogRecord("t", logging.ERROR, __file__, 1, "failed", (), sys.exc_info())
+        handler.emit(rec)
+    assert "ValueError: boom" in buf.getvalue() and "do-not-log-me" not in buf.getvalue()

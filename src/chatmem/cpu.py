@@ -7,6 +7,11 @@ runs such a function on a small thread pool (the cores less one): the loop stays
 and the pool bounds how much of that work runs at once (argon2 also needs 64 MiB per hash), so a
 flood of logins queues instead of exhausting memory. argon2-cffi and tiktoken release the GIL
 while they compute; pure-Python work still yields it every ``sys.getswitchinterval()``.
+
+Two pools: ``run_cpu`` (password hashing) and ``run_text`` (tokenising and assembling a large
+context). A flood of logins queues dozens of argon2 hashes; on one shared pool a user's turn would
+wait behind all of them for its context. Each pool has the cores less one, so both together never
+take every core from the event loop for long (they release the GIL while computing).
 """
 
 from __future__ import annotations
@@ -22,11 +27,11 @@ T = TypeVar("T")
 
 
 @functools.cache
-def _executor() -> ThreadPoolExecutor:
-    """One pool per process, made on first use (never at import)."""
+def _executor(name: str = "cpu") -> ThreadPoolExecutor:
+    """One pool per name and process, made on first use (never at import)."""
     # one core is left to the event loop: on 2 cores, 40 concurrent logins hash one at a time
     return ThreadPoolExecutor(
-        max_workers=max(1, (os.cpu_count() or 2) - 1), thread_name_prefix="chatmem-cpu"
+        max_workers=max(1, (os.cpu_count() or 2) - 1), thread_name_prefix=f"chatmem-{name}"
     )
 
 
@@ -34,3 +39,10 @@ async def run_cpu(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``fn(*args, **kwargs)`` on the CPU pool; the caller's loop keeps serving meanwhile."""
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(_executor(), functools.partial(fn, *args, **kwargs))
+
+
+async def run_text(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` on the text pool (tokenising, context assembly): not behind a
+    queue of password hashes."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_executor("text"), functools.partial(fn, *args, **kwargs))

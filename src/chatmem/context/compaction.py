@@ -230,6 +230,7 @@ async def _load(db, conversation_id: str, user_id: str, leaf_id: str | None, cou
         leaf = leaf_id or conv.active_leaf_id
         blocks = list(conv.summary_blocks or [])
         tail = await gather.read_tail(c, conversation_id, leaf, blocks)
+    await counter.prime(r.text for r in tail.rows)  # long texts tokenised off the event loop
     return conv, leaf, blocks, tail
 
 

@@ -99,11 +99,14 @@ async def read_tail(
     max_tokens: int | None = None,
     page: int = PAGE,
     keep_start: bool = False,
+    prime=None,
 ) -> Tail:
     """Walk up from ``start`` until an intact summary chain, the root, or ``max_tokens`` read.
 
     ``keep_start``: ``start`` itself is always returned, even when a summary ends at it (a turn
     answering a message inside a summarised range still sees that message verbatim).
+    ``prime``: awaited with each page's texts before they are counted (``TokenCounter.prime``
+    tokenises the long ones off the event loop).
     """
     index = sm.by_anchor(blocks or [])
     parent_of = await current_parents(c, sm.referenced_ids(blocks or []))
@@ -114,6 +117,8 @@ async def read_tail(
         batch = await path_page(c, conv_id, cur, page)
         if not batch:
             break
+        if prime is not None:
+            await prime([r.text for r in batch])
         for r in batch:
             if r.id in index:
                 chain = sm.chain_ending_at(r.id, index, parent_of)

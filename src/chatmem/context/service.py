@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from ..agents import store as agents_store
 from ..conversations import blocks as blk
 from ..conversations import store
+from ..cpu import run_text
 from ..db.clock import now_ms
 from ..embeddings import cached_query, embed_query, vector_search
 from ..embeddings import service as embeddings_service
@@ -220,7 +221,14 @@ async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, block
     counter = counter_for(model.encoding)
     static = await _static_sections(c, settings, conv)
     tail = await gather.read_tail(
-        c, conv.id, parent_id, blocks, count=counter.count, max_tokens=pol.limit, keep_start=True
+        c,
+        conv.id,
+        parent_id,
+        blocks,
+        count=counter.count,
+        max_tokens=pol.limit,
+        keep_start=True,
+        prime=counter.prime,
     )
     history = _history(tail.rows)
     query = next((h.text for h in reversed(history) if h.role == "user"), "")
@@ -246,7 +254,7 @@ async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, block
         recall_header=rc.AGENT_HEADER if static["agent_mode"] else found.header,
         now_ms=now_ms(),
     )
-    out = asm.assemble(inp, budgets, counter.count, counter.truncate)
+    out = await _run_assembler(inp, budgets, counter)
     if found.info:
         out.report["recall"] = found.info
     out.report.update(
@@ -259,6 +267,19 @@ async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, block
     if mem_error:
         out.report["memory_error"] = mem_error
     return pol, counter, tail, out
+
+
+#: Inputs with more text than this are assembled on the text pool (cpu.py), not on the loop: the
+#: counts are memo hits after ``prime``, but truncating a message that does not fit re-tokenises it.
+ASSEMBLE_OFFLOAD_CHARS = 64_000
+
+
+async def _run_assembler(inp: asm.ContextInput, budgets: asm.Budgets, counter) -> asm.Assembled:
+    texts = [h.text for h in inp.history] + [m.text for g in inp.recall for m in g.messages]
+    await counter.prime(texts)
+    if sum(map(len, texts)) < ASSEMBLE_OFFLOAD_CHARS:
+        return asm.assemble(inp, budgets, counter.count, counter.truncate)
+    return await run_text(asm.assemble, inp, budgets, counter.count, counter.truncate)
 
 
 def _decide(pol, counter, tail, out) -> sm.Decision:

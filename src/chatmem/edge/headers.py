@@ -3,9 +3,9 @@
 - ``Content-Security-Policy`` (``settings.content_security_policy``): the web app loads only its
   own scripts, styles and connections — no inline script, no framing (``frame-ancestors
   'none'``) — so an HTML injection cannot run code or be clickjacked. JSON responses carry it
-  too (harmless, and a JSON body opened as a page can then run nothing). The interactive API docs
-  (``/docs``, ``/redoc``) are FastAPI's pages built from a CDN with an inline bootstrap script;
-  they get a policy allowing exactly that and nothing else (they render no user data).
+  too (harmless, and a JSON body opened as a page can then run nothing). HTML pages that set
+  their own policy keep it (the web module's, ``/docs`` included: Swagger UI from bundled files,
+  no CDN, no inline script — web/csp.py).
 - ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer`` (share links carry their
   token in the URL), ``X-Frame-Options: DENY`` for old browsers, ``Cross-Origin-Opener-Policy``,
   and ``Strict-Transport-Security`` when the request came over https.
@@ -18,14 +18,6 @@ not claim another address or https.
 
 from __future__ import annotations
 
-DOCS_CSP = (
-    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "img-src 'self' data: https://fastapi.tiangolo.com https://cdn.redoc.ly; "
-    "worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
-    "frame-ancestors 'none'"
-)
-DOCS_PATHS = ("/docs", "/redoc")
 STATIC_HEADERS = (
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
@@ -44,8 +36,7 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        path = scope.get("path", "")
-        csp = DOCS_CSP.encode() if path.startswith(DOCS_PATHS) else self.csp
+        csp = self.csp
         https = scope.get("scheme") == "https"
 
         async def send_with_headers(message):

@@ -112,8 +112,8 @@ def _extractor(rt, conv, rows=()):
         if model.provider == "demo" and mode == "auto":
             return RuleExtractor()
         return LLMExtractor(reg.provider(model.provider), model)
-    except Exception:  # no usable model: extraction still works offline
-        log.exception("memory: no extraction model, using the rule extractor")
+    except Exception as e:  # no usable model (e.g. an imported conversation's): works offline
+        log.info("memory: no usable extraction model (%s), using the rule extractor", e)
         return RuleExtractor()
 
 

@@ -8,6 +8,10 @@ JSON with the timestamp, level, logger, message, the record's ``extra`` fields a
 to the current context (``bind`` / ``unbind``: the request middleware binds the request id, so a
 turn started by a request logs it too).
 
+Tracebacks are logged without the frames' local variables (structlog and Rich show them by
+default): locals hold message text, prompts and the settings object with provider API keys, none
+of which belongs in a log line.
+
 ``configure`` touches the process's logging and is called by the CLI commands that run servers
 (``serve``, ``worker``) — never at import time, never by ``create_app`` (tests build many apps).
 """
@@ -46,9 +50,12 @@ def formatter(fmt: str) -> logging.Formatter:
     renderer: Any
     if fmt == "json":
         renderer = structlog.processors.JSONRenderer(sort_keys=False, default=str)
-        tail: list[Any] = [structlog.processors.dict_tracebacks]
+        no_locals = structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+        tail: list[Any] = [structlog.processors.ExceptionRenderer(no_locals)]
     else:
-        renderer = structlog.dev.ConsoleRenderer(colors=False)
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=False, exception_formatter=structlog.dev.plain_traceback
+        )
         tail = []
     return structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=_pre_chain(),

@@ -1,0 +1,74 @@
+"""CPU-bound text work stays off the event loop (issue 10): long texts are tokenised on the text
+pool, a large context is assembled there, and the pool is not the one password hashes queue on."""
+
+from __future__ import annotations
+
+import threading
+
+from chatmem.context import assemble as asm
+from chatmem.context import service
+from chatmem.context.tokens import OFFLOAD_CHARS, TokenCounter
+
+
+class SpyCounter(TokenCounter):
+    """Records which thread tokenised each text (by its length)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[int, str]] = []
+        real = self.encoding
+
+        spy = self
+
+        class Enc:
+            name = real.name
+
+            def encode_ordinary(self, text: str) -> list[int]:
+                spy.calls.append((len(text), threading.current_thread().name))
+                return real.encode_ordinary(text)
+
+            def decode(self, tokens, errors="strict"):
+                return real.decode(tokens, errors=errors)
+
+        self.encoding = Enc()  # type: ignore[assignment]
+
+
+def long_text(n: int) -> str:
+    return ("word " * (n // 5 + 1))[:n]
+
+
+async def test_prime_counts_long_texts_on_the_text_pool_then_count_is_a_memo_hit():
+    c = SpyCounter()
+    big = long_text(OFFLOAD_CHARS * 3)
+    await c.prime(["short", big, big])
+    assert [(n, name.startswith("chatmem-text")) for n, name in c.calls] == [(len(big), True)]
+    expected = len(c.encoding.encode_ordinary(big))
+    c.calls.clear()
+    assert c.count(big) == expected and c.calls == []  # memoised: nothing on the loop
+    await c.prime([big])
+    assert c.calls == []  # already counted: not again
+    assert c.count("short") > 0 and c.calls == [(5, threading.current_thread().name)]
+
+
+async def test_a_large_context_is_assembled_off_the_loop():
+    c = SpyCounter()
+    big = long_text(service.ASSEMBLE_OFFLOAD_CHARS)
+    history = [
+        asm.HistoryItem("m1", "user", big, 1),
+        asm.HistoryItem("m2", "assistant", "ok", 2),
+        asm.HistoryItem("m3", "user", "and now?", 3),
+    ]
+    inp = asm.ContextInput(system_prompt="SYS", history=history)
+    out = await service._run_assembler(inp, asm.Budgets(window=2048, reserved_output=256), c)
+    assert out.messages[-1].content.endswith("and now?")
+    loop_thread = threading.current_thread().name
+    heavy = [name for n, name in c.calls if n >= OFFLOAD_CHARS]
+    assert heavy and loop_thread not in heavy  # the big message was counted and cut elsewhere
+
+
+async def test_a_small_context_stays_on_the_loop():
+    c = SpyCounter()
+    history = [asm.HistoryItem("m1", "user", "hello", 1)]
+    inp = asm.ContextInput(system_prompt="SYS", history=history)
+    await service._run_assembler(inp, asm.Budgets(window=2048, reserved_output=256), c)
+    assert {name for _n, name in c.calls} == {threading.current_thread().name}
