@@ -67,10 +67,12 @@ def start(db_url: str, args: list[str], admin_port: int) -> subprocess.Popen:
     return subprocess.Popen([CHATMEM, *args], env=env, stdout=subprocess.DEVNULL)
 
 
-async def wait_healthy(base: str, timeout: float = 120) -> None:
+async def wait_healthy(base: str, proc: subprocess.Popen, timeout: float = 600) -> None:
     deadline = time.monotonic() + timeout
     async with httpx.AsyncClient() as c:
         while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{proc.args} exited with {proc.returncode}")
             try:
                 if (await c.get(f"{base}/api/health", timeout=2)).status_code == 200:
                     return
@@ -196,10 +198,12 @@ async def soak(db_url: str, duration: float, clients: int) -> None:
     )
     bases = [f"http://127.0.0.1:{p}" for p in api_ports]
     try:
-        for b in bases:
-            await wait_healthy(b)
-        for p in admin_ports[2:]:
-            await wait_healthy(f"http://127.0.0.1:{p}")
+        started = time.monotonic()
+        for b, name in zip(bases, ("api-1", "api-2"), strict=True):
+            await wait_healthy(b, procs[name])
+        for p, name in zip(admin_ports[2:], ("worker-1", "worker-2"), strict=True):
+            await wait_healthy(f"http://127.0.0.1:{p}", procs[name])
+        print(f"4 processes healthy after {time.monotonic() - started:.0f} s", flush=True)
         load = Load(bases, keys)
         t0 = time.monotonic()
         warm = min(60.0, duration * 0.1)
