@@ -193,3 +193,8 @@ async def prune_rows(c: AsyncConnection, keys: list[tuple], cutoff: int) -> int:
     )
     await c.execute(stmt, [{"mid": m, "lo": spans[m][0], "hi": spans[m][1]} for m in sorted(ok)])
     return sum(1 for _, mid, _ in keys if mid in ok)  # the rows of ``keys`` that went
+
+
+async def delete_after(c: AsyncConnection, message_id: str, after_seq: int) -> None:
+    """Remove the message's events after ``after_seq`` (a reclaimed turn's sweeper ending)."""
+    await c.execute(delete(t.stream_events).where(E.message_id == message_id, E.seq > after_seq))

@@ -8,17 +8,14 @@ one and releases the lease — a follower that sees the row finished also sees t
 
 from __future__ import annotations
 
-from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
 from ..conversations import store
 from ..conversations.wire import message_out
-from ..db import schema as t
 from . import events as ev
 from . import leases
-
-M = t.messages.c
+from . import store as gstore
 
 
 async def message_public(c: AsyncConnection, row) -> dict:
@@ -43,12 +40,9 @@ async def end_message(
     """
     if "blocks" in values:
         values = {**values, "search_text": blk.visible_text(values["blocks"])}
-    res = await c.execute(
-        update(t.messages).where(M.id == message_id, M.status == "streaming").values(**values)
-    )
-    if not res.rowcount:
+    if not await gstore.end_streaming(c, message_id, values):
         return None
-    row = (await c.execute(select(t.messages).where(M.id == message_id))).one()
+    row = await gstore.message_row(c, message_id)
     last = events[-1]["seq"] if events else (await ev.bounds(c, message_id))[1] or 0
     data = dict(terminal_data)
     if terminal == "done":
@@ -75,19 +69,9 @@ async def reclaim(c: AsyncConnection, message_id: str, *, after_seq: int) -> boo
     event (and anything after ``after_seq``, the turn's last durable event) is removed, so the
     turn's own events and its closing event follow on. False when the row ended otherwise (a
     stop, another writer) — then it is left alone."""
-    res = await c.execute(
-        update(t.messages)
-        .where(
-            M.id == message_id,
-            M.status == "error",
-            M.error == "generation_interrupted",
-        )
-        .values(status="streaming", error="", stop_reason=None)
-    )
-    if not res.rowcount:
+    if not await gstore.reopen_interrupted(c, message_id):
         return False
-    E = t.stream_events.c
-    await c.execute(delete(t.stream_events).where(E.message_id == message_id, E.seq > after_seq))
+    await ev.delete_after(c, message_id, after_seq)
     return True
 
 
@@ -97,7 +81,7 @@ async def _blocks_from_log(c: AsyncConnection, message_id: str) -> dict:
     # Lock the row before reading the log: under READ COMMITTED a flush committing meanwhile
     # (its turn is alive after all) would otherwise add events this read never saw, and the
     # ended row would lack text a client had been shown.
-    await c.execute(select(M.id).where(M.id == message_id).with_for_update())
+    await gstore.lock_message(c, message_id)
     events, after = [], 0
     while True:
         page = await ev.read_after(c, message_id, after, 1000)

@@ -32,17 +32,12 @@ import contextlib
 import logging
 import time
 
-from sqlalchemy import update
-
-from ..conversations import blocks as blk
 from ..db import faults
-from ..db import schema as t
 from ..db.clock import now_ms
 from . import events as ev
-from . import leases
+from . import leases, store
 
 log = logging.getLogger("chatmem.generation.flusher")
-M = t.messages.c
 
 
 class Flusher:
@@ -105,12 +100,8 @@ class Flusher:
             async with self.db.write() as c:
                 for runner, pending, blocks in batch:
                     mid = runner.spec.assistant_message_id
-                    q = update(t.messages).where(M.id == mid, M.status == "streaming")
-                    if blocks is not None:
-                        q = q.values(blocks=blocks, search_text=blk.visible_text(blocks))
-                    else:  # a no-op write that still tells whether the row is streaming
-                        q = q.values(status=M.status)
-                    if not (await c.execute(q)).rowcount:  # swept or ended elsewhere
+                    # blocks None: a no-op write that still tells whether the row is streaming
+                    if not await store.flush_streaming(c, mid, blocks):  # swept or ended elsewhere
                         lost.append(runner)
                         continue
                     rows += ev.event_rows(mid, pending, now)

@@ -25,13 +25,10 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
-
 from ..auth.models import Principal
 from ..conversations import blocks as blk
 from ..conversations import store
 from ..conversations.wire import message_out
-from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.ids import new_id, secret_token
 from ..errors import Conflict, Forbidden, TooManyRequests, Unprocessable
@@ -39,11 +36,10 @@ from ..providers.base import ModelInfo
 from ..workspaces import store as workspaces_store
 from . import events as ev
 from . import leases
+from . import store as gstore
 from .finalize import end_orphan, message_public
 from .sse import TERMINAL
 from .turns import TurnRequest, TurnRunner, TurnSpec
-
-M = t.messages.c
 
 
 @dataclass(frozen=True)
@@ -64,9 +60,7 @@ class TurnIds:
 
 
 async def _message_in(c, conv_id: str, mid: str, what: str = "parent"):
-    row = (
-        await c.execute(select(t.messages).where(M.id == mid, M.conversation_id == conv_id))
-    ).first()
+    row = await gstore.message_in(c, conv_id, mid)
     if row is None:
         raise Unprocessable(
             f"{what} message not found in this conversation",
@@ -77,13 +71,7 @@ async def _message_in(c, conv_id: str, mid: str, what: str = "parent"):
 
 
 async def _check_capacity(c, rt, p: Principal, now: int) -> None:
-    if c.dialect.name == "postgresql":  # serialise one user's starts so the cap holds under races
-        # FOR NO KEY UPDATE: inserts referencing the user (memories, jobs' rows) take KEY SHARE
-        # locks, which this does not conflict with — a plain FOR UPDATE deadlocked against the
-        # memory job.
-        await c.execute(
-            select(t.users.c.id).where(t.users.c.id == p.id).with_for_update(key_share=True)
-        )
+    await gstore.lock_user_for_turns(c, p.id)  # PostgreSQL: the cap holds under races
     cap = rt.settings.max_concurrent_turns
     if await leases.live_count(c, p.id, now) >= cap:
         raise TooManyRequests(
@@ -224,10 +212,10 @@ async def start_turn(
 
 async def _is_edit(c, running_mid: str, blocks: list[dict]) -> bool:
     """A send under a busy parent is an edit (not a double submit) when its text differs."""
-    arow = (await c.execute(select(M.parent_id).where(M.id == running_mid))).first()
+    arow = await gstore.parent_of(c, running_mid)
     if arow is None or arow.parent_id is None:
         return True
-    urow = (await c.execute(select(M.blocks).where(M.id == arow.parent_id))).first()
+    urow = await gstore.blocks_of(c, arow.parent_id)
     return urow is None or blk.visible_text(urow.blocks) != blk.visible_text(blocks)
 
 
@@ -292,7 +280,7 @@ async def fully_delivered(rt, message_id: str, after_seq: int) -> bool:
     reconnecting). A closing event the sweeper wrote (``recovered``) still gets its snapshot."""
     async with rt.db.read() as c:
         # status first: under READ COMMITTED a row seen ended has its closing event committed
-        status = (await c.execute(select(M.status).where(M.id == message_id))).scalar()
+        status = await gstore.status_of(c, message_id)
         if status is None or status == "streaming" or after_seq <= 0:
             return False
         hi, last = await _last_event_in(c, message_id)
@@ -303,7 +291,7 @@ async def fully_delivered(rt, message_id: str, after_seq: int) -> bool:
 
 async def _snapshot_end(rt, message_id: str) -> list[dict]:
     async with rt.db.read() as c:
-        row = (await c.execute(select(t.messages).where(M.id == message_id))).one()
+        row = await gstore.message_row(c, message_id)
         msg = await message_public(c, row)
     out: list[dict[str, Any]] = [{"seq": None, "type": "snapshot", "data": {"message": msg}}]
     if row.status == "error":
@@ -333,7 +321,7 @@ async def _poll(rt, message_id: str, seq: int, first: bool):
     async with rt.db.read() as c:
         # The status is read BEFORE the events: under READ COMMITTED (PostgreSQL) every statement
         # sees its own snapshot, so a row seen ended guarantees its closing event is in ``rows``.
-        status = (await c.execute(select(M.status).where(M.id == message_id))).scalar()
+        status = await gstore.status_of(c, message_id)
         rows = await ev.read_after(c, message_id, seq)
         lo = None
         if first:
@@ -443,11 +431,9 @@ async def stop(
             targets = [row.id] if row.status == "streaming" else []
         else:
             # every answer the caller asked for here (in a shared conversation: theirs only)
-            mine = M.author_id if conv.workspace_id else M.user_id
-            q = select(M.id).where(
-                M.conversation_id == conv_id, mine == principal.id, M.status == "streaming"
+            targets = await gstore.streaming_ids(
+                c, conv_id, principal.id, shared=bool(conv.workspace_id)
             )
-            targets = [r.id for r in (await c.execute(q)).all()]
     for mid in targets:
         runner = g.runners.get(mid)
         if runner is not None:
@@ -459,9 +445,7 @@ async def stop(
     deadline = asyncio.get_running_loop().time() + wait_s
     while targets:
         async with rt.db.read() as c:
-            busy = (
-                await c.execute(select(M.id).where(M.id.in_(targets), M.status == "streaming"))
-            ).all()
+            busy = await gstore.still_streaming(c, targets)
         if not busy or asyncio.get_running_loop().time() > deadline:
             break
         await asyncio.sleep(0.05)

@@ -25,48 +25,19 @@ import logging
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnClause, and_, exists, func, literal_column, select
-
-from ..db import schema as t
 from ..db import singleton
 from ..db.clock import now_ms
 from . import events as ev
-from . import leases
+from . import leases, store
 from .finalize import end_orphan
 
 log = logging.getLogger("chatmem.generation.sweeper")
-M = t.messages.c
-L = t.conversation_generation_leases.c
 
 #: Rows deleted per pruning transaction, the pause between two, and the most one run may take.
 PRUNE_BATCH = 500
 PRUNE_PAUSE_S = 0.01
 PRUNE_BUDGET_S = 30.0
 PRUNE_LEASE = "prune-events"
-#: A literal, not a bound parameter: SQLite uses a partial index only for a query whose WHERE
-#: names the index's own condition.
-STREAMING: ColumnClause[str] = literal_column("'streaming'")
-
-
-def _live_lease(now: int):
-    """A lease of this row's turn that has not expired (a primary-key range of its conversation)."""
-    return exists(
-        select(L.owner_token).where(
-            L.conversation_id == M.conversation_id,
-            func.substr(L.owner_token, 1, func.length(M.id) + 1) == M.id + ":",
-            L.expires_at > now,
-        )
-    )
-
-
-def orphans_query(now: int, limit: int = 200):
-    """Streaming rows without a live lease, oldest first (``idx_messages_streaming``)."""
-    return (
-        select(M.id)
-        .where(and_(M.status == STREAMING, ~_live_lease(now)))
-        .order_by(M.created_at)
-        .limit(limit)
-    )
 
 
 @dataclass
@@ -119,20 +90,14 @@ class Sweeper:
         now = now_ms()
         mine = rt.generation.runners
         async with rt.db.read() as c:
-            rows = (await c.execute(orphans_query(now))).all()
+            rows = await store.orphans(c, now)
         candidates = [r.id for r in rows if r.id not in mine]
         ended = []
         for mid in candidates:
             async with rt.db.write() as c:
                 if await leases.live_token(c, mid, now_ms()) is not None:
                     continue  # renewed meanwhile
-                token = (
-                    await c.execute(
-                        select(L.owner_token).where(
-                            L.owner_token.startswith(mid + ":", autoescape=True)
-                        )
-                    )
-                ).scalar()
+                token = await store.lease_token_of(c, mid)
                 stopped = bool(token and token.endswith(leases.STOP))
                 if await end_orphan(c, mid, stopped=stopped) is not None:
                     ended.append(mid)

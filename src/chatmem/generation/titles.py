@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy import select, update
-
 from .. import i18n
 from ..conversations import blocks as blk
-from ..db import schema as t
 from ..db.clock import now_ms
 from ..providers.base import ChatMessage, complete
+from . import store
 
 log = logging.getLogger("chatmem.generation.titles")
-C = t.conversations.c
-M = t.messages.c
 DEFAULT_TITLES = ("", *i18n.DEFAULT_TITLES.values())
 PROMPT = (
     "Write a title of at most six words for a conversation that starts with the message "
@@ -46,17 +42,10 @@ def clean_model_title(text: str) -> str:
 async def title_job(rt, payload: dict) -> None:
     cid = payload["conversation_id"]
     async with rt.db.read() as c:
-        conv = (await c.execute(select(C.title).where(C.id == cid))).first()
+        conv = await store.title_of(c, cid)
         if conv is None or conv.title not in DEFAULT_TITLES:
             return
-        first = (
-            await c.execute(
-                select(M.blocks)
-                .where(M.conversation_id == cid, M.role == "user")
-                .order_by(M.created_at, M.id)
-                .limit(1)
-            )
-        ).first()
+        first = await store.first_user_blocks(c, cid)
     text = blk.visible_text(first.blocks) if first else ""
     if not text.strip():
         return
@@ -77,8 +66,4 @@ async def title_job(rt, payload: dict) -> None:
             log.exception("title by model failed for %s; using the first words", cid)
     title = title or words_title(text, rt.settings.title_words)
     async with rt.db.write() as c:
-        await c.execute(
-            update(t.conversations)
-            .where(C.id == cid, C.title.in_(DEFAULT_TITLES))
-            .values(title=title, updated_at=now_ms())
-        )
+        await store.set_title_if_default(c, cid, title, DEFAULT_TITLES, now_ms())

@@ -16,15 +16,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
-
 from ..agents import service as agents_service
 from ..auth.models import Principal
 from ..context import service as context_service
 from ..conversations import blocks as blk
 from ..conversations import followups, store
 from ..db import faults
-from ..db import schema as t
 from ..db.clock import now_ms
 from ..jobs.queue import enqueue
 from ..observability.telemetry import TurnRecord, outcome_of
@@ -42,6 +39,7 @@ from ..providers.base import (
 )
 from ..unicode import scrub
 from . import leases, pricing
+from . import store as gstore
 from .events import LiveLog
 from .finalize import end_message, ended_with, reclaim
 from .stops import StopScanner
@@ -58,7 +56,6 @@ TURN_ERRORS = {
     "provider_crashed": "the model provider failed unexpectedly",
     "generation_interrupted": "the server shut down before this answer finished",
 }
-M = t.messages.c
 
 
 @dataclass(frozen=True)
@@ -456,13 +453,7 @@ class TurnRunner:
         return final
 
     async def _record_agent_reply(self, c) -> None:
-        row = (
-            await c.execute(
-                select(M.agent_id, M.search_text, M.created_at).where(
-                    M.id == self.spec.assistant_message_id
-                )
-            )
-        ).one()
+        row = await gstore.reply_of(c, self.spec.assistant_message_id)
         if row.agent_id and row.search_text:
             await agents_service.record_reply(c, row.agent_id, row.search_text, row.created_at)
 

@@ -1,0 +1,190 @@
+"""SQL of the generation domain on the tables it shares: messages, conversations, users.
+
+Why it exists: every statement a turn makes lives in a store (docs/architecture.md, "Where SQL
+lives"). The tables generation owns have their own modules — ``leases.py`` (generation leases),
+``events.py`` (the event log) — and the tree's writes (inserting messages, the active leaf) are
+``conversations/store.py``'s. What is left is here: reading and ending a streaming row, the
+sweeper's scan for orphaned turns, the per-user lock of the turn cap and the title job's reads.
+Each function is one statement on the caller's connection; the caller owns the transaction.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import ColumnClause, and_, exists, func, literal_column, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ..conversations import blocks as blk
+from ..db import schema as t
+
+M = t.messages.c
+C = t.conversations.c
+L = t.conversation_generation_leases.c
+
+#: A literal, not a bound parameter: SQLite uses a partial index only for a query whose WHERE
+#: names the index's own condition.
+STREAMING: ColumnClause[str] = literal_column("'streaming'")
+
+
+# ── messages: reads ──────────────────────────────────────────────────────────────────────────────
+
+
+async def message_in(c: AsyncConnection, conv_id: str, mid: str):
+    """The message row if it belongs to the conversation, else None."""
+    q = select(t.messages).where(M.id == mid, M.conversation_id == conv_id)
+    return (await c.execute(q)).first()
+
+
+async def message_row(c: AsyncConnection, mid: str):
+    """The message row (it must exist)."""
+    return (await c.execute(select(t.messages).where(M.id == mid))).one()
+
+
+async def parent_of(c: AsyncConnection, mid: str):
+    """(parent_id) of a message, or None."""
+    return (await c.execute(select(M.parent_id).where(M.id == mid))).first()
+
+
+async def blocks_of(c: AsyncConnection, mid: str):
+    """(blocks) of a message, or None."""
+    return (await c.execute(select(M.blocks).where(M.id == mid))).first()
+
+
+async def status_of(c: AsyncConnection, mid: str) -> str | None:
+    """The message's status; None when it does not exist (deleted)."""
+    return (await c.execute(select(M.status).where(M.id == mid))).scalar()
+
+
+async def reply_of(c: AsyncConnection, mid: str):
+    """(agent_id, search_text, created_at) of an answer (an agent's reply counters)."""
+    q = select(M.agent_id, M.search_text, M.created_at).where(M.id == mid)
+    return (await c.execute(q)).one()
+
+
+async def streaming_ids(
+    c: AsyncConnection, conv_id: str, user_id: str, *, shared: bool = False
+) -> list[str]:
+    """The user's streaming messages in the conversation (``shared``: the ones they authored)."""
+    mine = M.author_id if shared else M.user_id
+    q = select(M.id).where(M.conversation_id == conv_id, mine == user_id, M.status == "streaming")
+    return [r.id for r in (await c.execute(q)).all()]
+
+
+async def still_streaming(c: AsyncConnection, ids: list[str]) -> list:
+    """Those of ``ids`` whose row is still streaming."""
+    q = select(M.id).where(M.id.in_(ids), M.status == "streaming")
+    return list((await c.execute(q)).all())
+
+
+async def lock_message(c: AsyncConnection, mid: str) -> None:
+    """Row-lock the message (PostgreSQL; SQLite's write transaction already excludes writers)."""
+    await c.execute(select(M.id).where(M.id == mid).with_for_update())
+
+
+# ── messages: writes of a streaming row ──────────────────────────────────────────────────────────
+
+
+async def end_streaming(c: AsyncConnection, mid: str, values: dict) -> bool:
+    """Update the row only while it is streaming; False when someone else ended it."""
+    q = update(t.messages).where(M.id == mid, M.status == "streaming").values(**values)
+    return bool((await c.execute(q)).rowcount)
+
+
+async def reopen_interrupted(c: AsyncConnection, mid: str) -> bool:
+    """Set a row the sweeper ended as ``generation_interrupted`` streaming again; False otherwise."""
+    res = await c.execute(
+        update(t.messages)
+        .where(
+            M.id == mid,
+            M.status == "error",
+            M.error == "generation_interrupted",
+        )
+        .values(status="streaming", error="", stop_reason=None)
+    )
+    return bool(res.rowcount)
+
+
+async def flush_streaming(c: AsyncConnection, mid: str, blocks: list[dict] | None) -> bool:
+    """Write a live turn's partial blocks (or, with None, a no-op write that still tells whether
+    the row is streaming); False when the row is no longer streaming (swept or ended elsewhere)."""
+    q = update(t.messages).where(M.id == mid, M.status == "streaming")
+    if blocks is not None:
+        q = q.values(blocks=blocks, search_text=blk.visible_text(blocks))
+    else:
+        q = q.values(status=M.status)
+    return bool((await c.execute(q)).rowcount)
+
+
+# ── the turn cap, the sweeper ────────────────────────────────────────────────────────────────────
+
+
+async def lock_user_for_turns(c: AsyncConnection, user_id: str) -> None:
+    """Serialise one user's turn starts on PostgreSQL so the concurrency cap holds under races.
+
+    FOR NO KEY UPDATE: inserts referencing the user (memories, jobs' rows) take KEY SHARE locks,
+    which this does not conflict with — a plain FOR UPDATE deadlocked against the memory job.
+    """
+    if c.dialect.name == "postgresql":
+        await c.execute(
+            select(t.users.c.id).where(t.users.c.id == user_id).with_for_update(key_share=True)
+        )
+
+
+def _live_lease(now: int):
+    """A lease of this row's turn that has not expired (a primary-key range of its conversation)."""
+    return exists(
+        select(L.owner_token).where(
+            L.conversation_id == M.conversation_id,
+            func.substr(L.owner_token, 1, func.length(M.id) + 1) == M.id + ":",
+            L.expires_at > now,
+        )
+    )
+
+
+def orphans_query(now: int, limit: int = 200):
+    """Streaming rows without a live lease, oldest first (``idx_messages_streaming``)."""
+    return (
+        select(M.id)
+        .where(and_(M.status == STREAMING, ~_live_lease(now)))
+        .order_by(M.created_at)
+        .limit(limit)
+    )
+
+
+async def orphans(c: AsyncConnection, now: int) -> list:
+    return list((await c.execute(orphans_query(now))).all())
+
+
+async def lease_token_of(c: AsyncConnection, mid: str) -> str | None:
+    """The owner token of the message's lease, live or not (a stop request marks it)."""
+    q = select(L.owner_token).where(L.owner_token.startswith(mid + ":", autoescape=True))
+    return (await c.execute(q)).scalar()
+
+
+# ── titles ───────────────────────────────────────────────────────────────────────────────────────
+
+
+async def title_of(c: AsyncConnection, cid: str):
+    """(title) of the conversation, or None once it is deleted."""
+    return (await c.execute(select(C.title).where(C.id == cid))).first()
+
+
+async def first_user_blocks(c: AsyncConnection, cid: str):
+    """(blocks) of the conversation's first user message, or None."""
+    q = (
+        select(M.blocks)
+        .where(M.conversation_id == cid, M.role == "user")
+        .order_by(M.created_at, M.id)
+        .limit(1)
+    )
+    return (await c.execute(q)).first()
+
+
+async def set_title_if_default(
+    c: AsyncConnection, cid: str, title: str, defaults: tuple[str, ...], now: int
+) -> None:
+    """Compare-and-set: name the conversation unless the user already did."""
+    await c.execute(
+        update(t.conversations)
+        .where(C.id == cid, C.title.in_(defaults))
+        .values(title=title, updated_at=now)
+    )
