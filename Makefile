@@ -88,6 +88,7 @@ lint: $(TEST_STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/python tools/check_lock.py
 	$(BIN)/python tools/check_function_length.py
+	$(BIN)/python tools/check_sql_in_stores.py
 
 fmt: $(TEST_STAMP)
 	$(BIN)/ruff check --fix .
