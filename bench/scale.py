@@ -6,7 +6,7 @@ conversation whose active path is 10,000 messages deep with a side branch near i
 near its leaf). Then, interleaved one-for-one across the sizes (so every size sees the same
 machine load), it times:
 
-  sweep      the sweeper's orphan query (sweeper.orphans_query)           ratio 1M ÷ 10k ≤ 2
+  sweep      the sweeper's orphan query (generation/store.orphans_query)   ratio 1M ÷ 10k ≤ 2
   prune      one pruning batch of PRUNE_BATCH rows, read + its write transaction; the longest
              write transaction is what blocks SQLite's writers                 ratio ≤ 2
   switch     switch_leaf to a message near the root vs near the leaf of the 10,000-deep path
@@ -46,7 +46,8 @@ from chatmem.db.engine import Database
 from chatmem.db.ids import new_id
 from chatmem.db.migrate import upgrade
 from chatmem.generation import events as ev
-from chatmem.generation.sweeper import PRUNE_BATCH, orphans_query
+from chatmem.generation.store import orphans_query
+from chatmem.generation.sweeper import PRUNE_BATCH
 from pgtemp import temp_database
 
 USERS = 50
