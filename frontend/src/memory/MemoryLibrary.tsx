@@ -126,11 +126,14 @@ export function MemoryLibrary() {
     history: (m: Memory) => setHistory(m),
   };
 
-  const memoryOn = me.settings.memory_enabled;
+  // the switch moves at once; it moves back if the server refuses
+  const [memoryOn, setOn] = useState(me.settings.memory_enabled);
   const setMemoryOn = async (on: boolean) => {
+    setOn(on);
     try {
       qc.setQueryData(keys.me, await api.patchMe({ memory_enabled: on }));
     } catch (e) {
+      setOn(!on);
       fail(e);
     }
   };
