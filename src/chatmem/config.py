@@ -107,8 +107,8 @@ class Settings(BaseSettings):
     recall_share: float = 0.6  # the most of the prompt limit recall may take (if its hits need it)
     recall_max_tokens: int = 32_000
     recall_item_tokens: int = 400  # one recalled message is cut to this
-    recall_candidates: int = 100  # hit groups offered to the assembler (it packs what fits)
-    recall_min_ratio: float = 0.05  # full-text hits under this fraction of the best are dropped
+    recall_candidates: int = 40  # hit groups offered to the assembler
+    recall_min_ratio: float = 0.1  # full-text hits under this fraction of the best are dropped
     recall_min_similarity: float = 0.2  # vector hits under this cosine similarity are dropped
 
     # memory

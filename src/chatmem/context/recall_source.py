@@ -43,8 +43,8 @@ VectorSearch = Callable[
 @dataclass(frozen=True)
 class Options:
     scope: str = "conversation"  # conversation | memory_scope
-    candidates: int = 100  # groups handed to the assembler, best first
-    min_ratio: float = 0.05  # BM25 hits under this fraction of the best one are dropped
+    candidates: int = 40  # groups handed to the assembler, best first
+    min_ratio: float = 0.2  # BM25 hits under this fraction of the best one are dropped
     config: str = "simple"  # PostgreSQL text search configuration
 
 
@@ -95,7 +95,7 @@ async def _lexical(
     present = (telling or present)[:MAX_RANKED_TERMS]
     if not present:
         return [], df, n_docs
-    per_term = max(20, opts.candidates * 4 // len(present))
+    per_term = max(10, opts.candidates * 4 // len(present))
     ids = await index.match_each(c, scope, present, per_term=per_term, config=opts.config)
     return ids, df, n_docs
 
