@@ -69,6 +69,17 @@ FIELDS = [
         {"current_password": "wrong", "new_password": "@"},
     ),
     F("POST", "/api/conversations", "title", {"title": "@"}, ("title",)),
+    F("POST", "/api/conversations", "workspace_id", {"workspace_id": "@"}),
+    F("POST", "/api/projects", "workspace_id", {"name": "P", "workspace_id": "@"}),
+    F("POST", "/api/workspaces", "name", {"name": "@"}, ("name",)),
+    F("PATCH", "/api/workspaces/{wid}", "name", {"name": "@"}),
+    F("PATCH", "/api/workspaces/{wid}/members/{uid}", "role", {"role": "@"}),
+    *(
+        F("POST", "/api/workspaces/{wid}/invites", f, {"email": "x@y.z", "role": "member", f: "@"})
+        for f in ("email", "role")
+    ),
+    F("POST", "/api/workspaces/{wid}/transfer", "user_id", {"user_id": "@"}),
+    F("POST", "/api/workspace-invites/join", "token", {"token": "@"}),
     *(F("POST", "/api/conversations", f, {f: "@"}) for f in ("agent_id", "model", "project_id")),
     *(F("PATCH", "/api/conversations/{cid}", f, {f: "@"}) for f in ("model", "project_id")),
     F("PATCH", "/api/conversations/{cid}", "title", {"title": "@"}, ("title",)),
@@ -342,6 +353,7 @@ async def world(app, new_user):
     q = await say(a.client, c["id"], "question")
     ans = await say(a.client, c["id"], "answer", role="assistant")
     pid = (await a.client.post("/api/projects", json={"name": "Proj"})).json()["id"]
+    wid = (await a.client.post("/api/workspaces", json={"name": "Team"})).json()["id"]
     r = await a.client.post("/api/agents", json={"name": "Ag", "handle": "ag"})
     agent = r.json()["id"]
     mem = (await a.client.post("/api/me/memories", json={"memory_text": "likes tea"})).json()
@@ -365,6 +377,7 @@ async def world(app, new_user):
         "amid": r.json()["id"],
         "amid_native": ans["id"],
         "uid": a.id,
+        "wid": wid,
     }
     return a, ids
 

@@ -473,7 +473,7 @@ def test_a_provider_failure_shows_the_error_and_regenerate_recovers(browser, ser
     assert user.messages(c["id"])[-1]["status"] == "error"
     assert composer(page).input_value() == ""  # the question was sent and kept
     shot(page, "chat-error", look)
-    page.get_by_label("Model").select_option("demo")
+    page.get_by_label("Model", exact=True).select_option("demo")
     assert eventually(
         lambda: user.api.get(f"/api/conversations/{c['id']}").json()["model_id"] == "demo"
     )
@@ -673,7 +673,7 @@ def test_conversation_list_actions_search_projects_and_models(browser, server, u
     assert user.api.get(f"/api/conversations/{target['id']}").json()["project_id"] == proj["id"]
     # the model picker lists /api/models and sets the conversation's model
     page.goto(f"/c/{target['id']}")
-    picker = page.get_by_label("Model")
+    picker = page.get_by_label("Model", exact=True)
     picker.locator("option").first.wait_for(state="attached")
     ids = picker.locator("option").evaluate_all("os => os.map(o => o.value)")
     assert ids == [m["id"] for m in user.api.get("/api/models").json()["items"]]
