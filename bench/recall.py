@@ -110,6 +110,63 @@ def ingest(client: httpx.Client, conv: Conversation, model: str) -> tuple[str, l
     return cid, ids
 
 
+def ingest_import(client: httpx.Client, conv: Conversation, title: str) -> tuple[str, str]:
+    """(conversation id, its leaf): the turns as one Open WebUI export through ``/api/imports`` —
+    the fast way to a 10,000-message history (log-mode appends over HTTP take minutes)."""
+    msgs, prev = {}, None
+    for i, t in enumerate(conv.turns):
+        mid = f"m{i}"
+        msgs[mid] = {
+            "id": mid,
+            "parentId": prev,
+            "childrenIds": [],
+            "role": t.role,
+            "content": t.text,
+            "timestamp": t.created_at // 1000,
+        }
+        if prev:
+            msgs[prev]["childrenIds"].append(mid)
+        prev = mid
+    ts = conv.turns[0].created_at // 1000
+    doc = [
+        {
+            "id": title,
+            "title": title,
+            "created_at": ts,
+            "updated_at": ts,
+            "chat": {"title": title, "history": {"currentId": prev, "messages": msgs}},
+        }
+    ]
+    r = client.post(
+        "/api/imports",
+        files={"file": ("export.json", json.dumps(doc).encode(), "application/json")},
+        data={"format": "openwebui"},
+    )
+    r.raise_for_status()
+    iid = r.json()["id"]
+    while (job := client.get(f"/api/imports/{iid}").json())["status"] in ("queued", "running"):
+        time.sleep(0.5)
+    if job["status"] != "done":
+        raise SystemExit(f"import failed: {job['error']}")
+    items = client.get("/api/conversations", params={"limit": 100}).json()["items"]
+    cid = next(c["id"] for c in items if c["title"] == title)
+    return cid, client.get(f"/api/conversations/{cid}").json()["active_leaf_id"]
+
+
+def path_ids(client: httpx.Client, cid: str) -> list[str]:
+    """The conversation's message ids, root first (the path read a page at a time)."""
+    ids: list[str] = []
+    params: dict = {"limit": 200}
+    while True:
+        r = client.get(f"/api/conversations/{cid}/messages", params=params)
+        r.raise_for_status()
+        page = r.json()
+        ids[:0] = [m["id"] for m in page["items"]]
+        if not page.get("next_cursor"):
+            return ids
+        params["before"] = page["next_cursor"]
+
+
 def wait_jobs(admin: httpx.Client, timeout: float = 600) -> float:
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
@@ -144,11 +201,19 @@ def in_text(turn: str, prompt: str) -> bool:
     return " ".join(turn.split())[:60] in prompt
 
 
-def evaluate(client, admin, conversations: list[Conversation], model: str) -> dict:
+def evaluate(
+    client, admin, conversations: list[Conversation], model: str, fast: bool = False
+) -> dict:
     rows = defaultdict(lambda: defaultdict(list))
     tokens, recall_ms = [], []
     for ci, conv in enumerate(conversations):
-        cid, ids = ingest(client, conv, model)
+        if fast:
+            cid, _ = ingest_import(client, conv, f"bench {model} {ci}")
+            client.patch(f"/api/conversations/{cid}", json={"model": model}).raise_for_status()
+            ids = path_ids(client, cid)
+            assert len(ids) == len(conv.turns), (len(ids), len(conv.turns))
+        else:
+            cid, ids = ingest(client, conv, model)
         waited = wait_jobs(admin)
         texts = [t.text for t in conv.turns]
         print(f"  conversation {ci + 1}: {len(ids)} turns ingested, jobs settled in {waited:.1f}s")
@@ -209,14 +274,14 @@ def latency(client, admin, model: str) -> None:
         # long enough turns that even 100 messages overflow the window: recall runs at both sizes
         for t in conv.turns:
             t.text = t.text + " " + " ".join(["(and so on, as one does in long chats)"] * 12)
-        convs[n] = (conv, *ingest(client, conv, model))
+        convs[n] = (conv, *ingest_import(client, conv, f"latency {n}"))
     wait_jobs(admin)
     ms: dict[int, list[float]] = {100: [], 10_000: []}
     cold: dict[int, float] = {}
     for k in range(30):
-        for n, (conv, cid, ids) in convs.items():
+        for n, (conv, cid, leaf) in convs.items():
             q = conv.questions[k % len(conv.questions)]
-            got = (ask(client, cid, ids[-1], q.text).get("recall") or {}).get("ms")
+            got = (ask(client, cid, leaf, q.text).get("recall") or {}).get("ms")
             if got is None:
                 continue
             if n not in cold:
@@ -243,6 +308,12 @@ def main() -> None:
     ap.add_argument("--latency", action="store_true")
     ap.add_argument("--search", action="store_true")
     ap.add_argument("--embedder", default="")
+    ap.add_argument(
+        "--import",
+        dest="fast",
+        action="store_true",
+        help="ingest through /api/imports (an Open WebUI export) instead of log-mode appends",
+    )
     args = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="chatmem-recall-")
@@ -296,9 +367,9 @@ def main() -> None:
                 f"{sum(len(c.questions) for c in convs)} questions; "
                 f"{'PostgreSQL' if args.postgres else 'SQLite'}"
             )
-            res = evaluate(client, client, convs, "demo")
+            res = evaluate(client, client, convs, "demo", args.fast)
             print_table(f"window {args.window} (prompt limit {args.window - 1024})", res)
-            res = evaluate(client, client, convs[:3], "demo-big")
+            res = evaluate(client, client, convs[:3], "demo-big", args.fast)
             print_table(f"window {args.big_window}", res)
             if args.latency:
                 print("\nrecall latency inside the turn:")
