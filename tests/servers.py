@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -19,6 +21,13 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
 
 
 def chatmem_env(db_url: str, **extra: str) -> dict:
@@ -77,6 +86,9 @@ class Server:
 
     def kill(self) -> None:
         if self.proc and self.proc.poll() is None:
+            for child in _children(self.proc.pid):  # `serve --workers N`: its worker processes
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child, signal.SIGKILL)
             self.proc.kill()
             self.proc.wait(timeout=30)
 

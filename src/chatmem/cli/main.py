@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 
 import typer
@@ -18,7 +19,7 @@ from rich.table import Table
 
 from ..app import create_app, create_runtime
 from ..auth import service
-from ..db.engine import Database
+from ..db.engine import Database, is_sqlite
 from ..embeddings import jobs as embedding_jobs
 from ..embeddings import registry as embedders
 from ..errors import ApiError
@@ -84,28 +85,68 @@ def serve(
     no_worker: bool = typer.Option(
         False, "--no-worker", help="Do not run the job worker in this process."
     ),
+    workers: int | None = typer.Option(
+        None,
+        "--workers",
+        min=1,
+        help="Server processes on one port (default: the cores on PostgreSQL, 1 on SQLite).",
+    ),
 ) -> None:
     """Migrate, then serve the API and the web UI (plus the job worker unless --no-worker)."""
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     if no_worker:
         overrides["run_worker"] = False
     s = checked(load_settings(**overrides))
+    n = workers or default_workers(s.database_url)
+    if n > 1 and s.admin_listen:
+        raise ops.fail(
+            "CHATMEM_ADMIN_LISTEN serves one process's metrics: it needs --workers 1 "
+            "(run more processes as replicas behind a load balancer instead)",
+            ops.EXIT_CONFIG,
+        )
     logs.configure(s.log_level, s.log_format)
     migrate_or_exit(s.database_url)
     _run(first_start(s))
+    if n > 1:
+        # each worker process builds its own app from the environment (uvicorn's factory):
+        # the command-line overrides go there first, so every worker sees the same settings
+        os.environ.update({"CHATMEM_HOST": s.host, "CHATMEM_PORT": str(s.port)})
+        if not s.run_worker:
+            os.environ["CHATMEM_RUN_WORKER"] = "false"
+        logging.getLogger("chatmem.serve").info("starting %d worker processes", n)
     # proxy_headers off: uvicorn would trust 127.0.0.1 by default; the app believes forwarded
     # headers only from CHATMEM_TRUSTED_PROXIES (edge/headers.py). Logging is ours (one JSON
     # line per request from the request middleware), so uvicorn's config and access log are off.
     uvicorn.run(
-        create_app(s),
+        create_app(s) if n == 1 else "chatmem.cli.main:worker_app",
+        factory=n > 1,
+        workers=n if n > 1 else None,
         host=s.host,
         port=s.port,
         log_config=None,
         log_level=s.log_level,
         access_log=False,
         timeout_graceful_shutdown=5,
+        # a worker answers the supervisor's health ping only once its interpreter has imported
+        # the app (seconds on a loaded host): uvicorn's 5 s default killed them while starting
+        timeout_worker_healthcheck=60,
         proxy_headers=False,
     )
+
+
+def default_workers(database_url: str) -> int:
+    """Every core on PostgreSQL; one process on SQLite, whose writes take turns on one lock
+    whatever the number of processes (``--workers N`` still works there, see README)."""
+    return 1 if is_sqlite(database_url) else max(1, os.cpu_count() or 1)
+
+
+def worker_app():
+    """The app of one ``serve --workers N`` process (uvicorn calls it in each child): settings
+    from the environment ``serve`` prepared, its own runtime — sweeper, job worker, leases — that
+    coordinates with its siblings through the database exactly as replicas do."""
+    s = load_settings()
+    logs.configure(s.log_level, s.log_format)
+    return create_app(s)
 
 
 @app.command()
