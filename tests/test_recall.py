@@ -67,6 +67,16 @@ def test_pack_skips_verbatim_messages_and_renders_dated_oldest_first():
     assert rc.pack(groups, budget=10, exclude=set(), **kw).ids == []
 
 
+def test_top_up_follows_the_real_hits_and_scores_below_them():
+    ranked = [("a", 0.03), ("b", 0.02)]
+    out = rc.top_up(ranked, ["b", "c", "d", "e"], limit=4)
+    assert [i for i, _ in out] == ["a", "b", "c", "d"]  # b not twice, at most 4
+    scores = [s for _, s in out]
+    assert scores == sorted(scores, reverse=True) and scores[2] < 0.02
+    assert rc.top_up(ranked, ["c"], limit=2) == ranked  # full: nothing added
+    assert [i for i, _ in rc.top_up([], ["x", "y"], limit=5)] == ["x", "y"]
+
+
 def _inputs():
     hist = st.lists(st.integers(0, 60), min_size=1, max_size=60)
     return st.tuples(hist, st.lists(st.integers(0, 59), max_size=20), st.integers(200, 3000))
@@ -215,8 +225,15 @@ async def test_recall_never_leaves_the_answered_branch_or_the_user(db_url):
         await append_chain(rt.db, v.id, vc, [("user", "I have a kiwi allergy too")])
         [q] = await append_chain(rt.db, u.id, cid, [("user", "Tell me about my kiwi allergy")])
         rep = (await _context(rt, u, cid, q)).report
-        assert rep["recall_message_ids"] == []  # nothing on this branch, nothing of v's
-        assert rep["recall"]["candidates"] == 0
+        # nothing from the other branch, nothing of v's ("kiwi allergy" matches only those; the
+        # question's function words may still bring back small talk from this branch)
+        async with rt.db.read() as c:
+            rows = (
+                await c.execute(
+                    t.messages.select().where(t.messages.c.id.in_(rep["recall_message_ids"]))
+                )
+            ).all()
+        assert all(r.conversation_id == cid and "kiwi" not in r.search_text for r in rows)
     finally:
         await rt.db.dispose()
 
@@ -247,6 +264,34 @@ async def test_memory_scope_recalls_other_conversations_but_never_workspace_ones
         assert rep["recall"]["scope"] == "memory_scope"
     finally:
         await rt.db.dispose()
+
+
+async def test_paraphrased_question_is_topped_up_by_its_function_words(db_url):
+    """ "Which language am I studying?" shares no content word with "I'm learning Swahili": the
+    full-text hits find nothing, and the turns sharing the question's function words fill the
+    recall budget instead (off with ``recall_fill``)."""
+    for fill in (True, False):
+        rt = await _runtime(db_url, recall_fill=fill)
+        try:
+            u = await make_user(rt.db, f"fill{fill}@example.com")
+            cid = await make_conv(rt.db, u.id)
+            [fact, _] = await append_chain(
+                rt.db,
+                u.id,
+                cid,
+                [("user", "I am learning Swahili with an app"), ("assistant", "Nice!")],
+            )
+            await append_chain(rt.db, u.id, cid, _filler(150))
+            [q] = await append_chain(rt.db, u.id, cid, [("user", "Which language am I studying?")])
+            rep = (await _context(rt, u, cid, q)).report
+            assert fact not in rep["message_ids"]  # far outside the verbatim tail
+            assert (fact in rep["recall_message_ids"]) is fill, rep["recall"]
+            assert ("fill_terms" in rep["recall"]) is fill
+            if fill:
+                assert set(rep["recall"]["fill_terms"]) == {"which", "am", "i"}
+            assert rep["total_tokens"] <= 1024 - 128
+        finally:
+            await rt.db.dispose()
 
 
 async def test_whole_conversation_that_fits_skips_recall(db_url):

@@ -110,6 +110,8 @@ class Settings(BaseSettings):
     recall_candidates: int = 40  # hit groups offered to the assembler
     recall_min_ratio: float = 0.1  # full-text hits under this fraction of the best are dropped
     recall_min_similarity: float = 0.2  # vector hits under this cosine similarity are dropped
+    recall_fill: bool = True  # top up with turns sharing the question's function words
+    recall_fill_to: int = 40  # … until this many hit groups in all (more crowded out the tail)
 
     # memory
     memory_enabled: bool = True  # the admin-wide switch

@@ -7,6 +7,8 @@ module decides what to do with them:
 
 - ``fuse`` — reciprocal-rank fusion of the ranked lists (full text, vectors), so neither scale
   has to be calibrated against the other; recency breaks ties (ids are time-ordered);
+- ``top_up`` — when the content words found fewer hits than the assembler can take, follow them
+  with the turns that share the question's function words, ranked below every real hit;
 - ``keep_relevant`` — drop the weak tail of a BM25 list (a hit scoring under a fraction of the
   best one is usually a single common word);
 - ``group`` — each hit comes with its neighbouring turn (a question with its answer, an answer with
@@ -87,6 +89,23 @@ def fuse(*ranked: Sequence[str], k: int = RRF_K) -> list[tuple[str, float]]:
 
 def _desc(s: str) -> tuple:
     return tuple(-ord(ch) for ch in s)
+
+
+def top_up(
+    ranked: Sequence[tuple[str, float]], more: Sequence[str], limit: int, k: int = RRF_K
+) -> list[tuple[str, float]]:
+    """``ranked`` followed by the ids of ``more`` it lacks, up to ``limit`` in all; the added
+    ones score below every ranked one (as if ranked after them in a fused list)."""
+    out = list(ranked)
+    have = {mid for mid, _ in out}
+    floor = min((s for _, s in out), default=1.0 / (k + 1))
+    for mid in more:
+        if len(out) >= limit:
+            break
+        if mid not in have:
+            have.add(mid)
+            out.append((mid, floor / (2 + len(out) - len(ranked))))
+    return out
 
 
 def keep_relevant(scored: Sequence[tuple[str, float]], min_ratio: float) -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -46,6 +46,8 @@ class Options:
     candidates: int = 40  # groups handed to the assembler, best first
     min_ratio: float = 0.2  # BM25 hits under this fraction of the best one are dropped
     config: str = "simple"  # PostgreSQL text search configuration
+    fill: bool = True  # top up with turns sharing the question's function words (``fill_terms``)
+    fill_to: int = 40  # … until this many groups in all
 
 
 @dataclass
@@ -70,6 +72,18 @@ def query_terms(history: Sequence[HistoryItem]) -> dict[str, float]:
     return weights
 
 
+def fill_terms(history: Sequence[HistoryItem], weights: Mapping[str, float]) -> list[str]:
+    """The latest user message's function words ("what", "am", "i", "my" …): no use for finding
+    what matters, but once the content words have found all they can, the turns that share them
+    are still a better use of the recall budget than nothing (a paraphrased question — "which
+    language am I studying?" for "I'm learning Swahili" — shares no content word with its answer,
+    and first-person statements are where a person's facts are)."""
+    users = [h for h in history if h.role == "user"]
+    if not users:
+        return []
+    return [t for t in tm.query_terms(users[-1].text, keep_stopwords=True) if t not in weights]
+
+
 def _scope(conv, opts: Options) -> list[str]:
     if opts.scope == "memory_scope" and not conv.workspace_id:
         return [tm.scope_token(conv.user_id), tm.scope_token(conv.agent_id)]
@@ -77,27 +91,34 @@ def _scope(conv, opts: Options) -> list[str]:
 
 
 async def _lexical(
-    c, scope, weights: dict[str, float], opts: Options, scope_size: int | None
-) -> tuple[list[str], dict, int]:
-    """(candidate ids, document frequencies, scope size): for each of the most telling terms of
-    the latest message (rarest first; the turn before only when the message has none of its
-    own), its best messages in the scope. Words so common their count hit the cap only help
-    when nothing rarer matched: their candidate lists would cost the most and say the least."""
-    if not weights:
-        return [], {}, 0
+    c, scope, weights: dict[str, float], fill: list[str], opts: Options, scope_size: int | None
+) -> tuple[list[str], list[str], dict, int]:
+    """(candidate ids, filler candidate ids, document frequencies, scope size): for each of the
+    most telling terms of the latest message (rarest first; the turn before only when the
+    message has none of its own), its best messages in the scope; then the same for its
+    function words (``fill_terms``). Words so common their count hit the cap only help when
+    nothing rarer matched: their candidate lists would cost the most and say the least."""
+    if not weights and not fill:
+        return [], [], {}, 0
     n_docs, df = await index.frequencies(
-        c, scope, list(weights), scope_size=scope_size, config=opts.config
+        c, scope, [*weights, *fill], scope_size=scope_size, config=opts.config
     )
     own = [t for t in weights if weights[t] >= 1.0 and df.get(t)]
     present = own or [t for t in weights if df.get(t)]
     present.sort(key=lambda t: (df[t], t))
     telling = [t for t in present if df[t] < index.DF_CAP]
     present = (telling or present)[:MAX_RANKED_TERMS]
-    if not present:
-        return [], df, n_docs
-    per_term = max(10, opts.candidates * 4 // len(present))
-    ids = await index.match_each(c, scope, present, per_term=per_term, config=opts.config)
-    return ids, df, n_docs
+    ids = []
+    if present:
+        per_term = max(10, opts.candidates * 4 // len(present))
+        ids = await index.match_each(c, scope, present, per_term=per_term, config=opts.config)
+    common = sorted((t for t in fill if 0 < df.get(t, 0) < index.DF_CAP), key=lambda t: df[t])
+    extra = []
+    if common and opts.fill:
+        common = common[:MAX_RANKED_TERMS]
+        per_term = max(10, opts.fill_to * 2 // len(common))
+        extra = await index.match_each(c, scope, common, per_term=per_term, config=opts.config)
+    return ids, extra, df, n_docs
 
 
 async def find(
@@ -113,11 +134,12 @@ async def find(
     """Recall candidates for the turn answering ``leaf_id`` (see the module docstring)."""
     t0 = time.perf_counter()
     weights = query_terms(history)
+    fill = fill_terms(history, weights)
     scope = _scope(conv, opts)
     info: dict = {"scope": opts.scope if len(scope) > 1 else "conversation", "terms": weights}
     size = int(conv.message_count or 0) if len(scope) == 1 else None  # this conversation
-    ids, df, n_docs = await _lexical(c, scope, weights, opts, size or None)
-    hits = await index.rows(c, conv.user_id, ids)
+    ids, extra, df, n_docs = await _lexical(c, scope, weights, fill, opts, size or None)
+    hits = await index.rows(c, conv.user_id, list(dict.fromkeys([*ids, *extra])))
     path = await paths.get(c, conv.id, leaf_id)
     hits = await _allowed(c, conv, hits, path, leaf_id, len(scope) > 1)
     by_id = {h.id: h for h in hits}
@@ -132,6 +154,10 @@ async def find(
     if vectors is not None:
         ranked_lists.append(await _vector_ids(c, conv, vectors, path, opts, by_id, leaf_id))
     fused = rc.fuse(*ranked_lists)[: opts.candidates]
+    if extra and len(fused) < opts.fill_to:
+        broad = rank.bm25(docs, [*weights, *fill], df, n_docs, weights=weights)
+        fused = rc.top_up(fused, [x.id for x in broad], opts.fill_to)
+        info["fill_terms"] = fill
     groups = await _groups(c, conv, fused, by_id, path)
     info["candidates"] = len(hits)
     info["ms"] = round((time.perf_counter() - t0) * 1000, 2)

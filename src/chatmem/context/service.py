@@ -157,6 +157,8 @@ async def _recall(c, rt, settings, conv, parent_id, history, tail, budgets, coun
         scope=settings.recall_scope,
         candidates=settings.recall_candidates,
         min_ratio=settings.recall_min_ratio,
+        fill=settings.recall_fill,
+        fill_to=settings.recall_fill_to,
         config=settings.search_config,
     )
     try:

@@ -177,7 +177,10 @@ async def match_each(
 
     Why per term: PostgreSQL's ``ts_rank`` ignores how rare a word is, so one ranked OR query
     lets messages with several common words crowd out the only message with the rare one; a
-    bound per term gives every term its own candidates, whatever the engine's ranking.
+    bound per term gives every term its own candidates, whatever the engine's ranking. On
+    PostgreSQL each term's messages are ranked by occurrences over length (normalisation 2), as
+    BM25 ranks a single word in FTS5: the short message that is about the word comes first, not
+    the long one that mentions it twice.
     """
     _check_scope(scope)
     terms = [x for x in terms if x.isalnum()]
@@ -201,7 +204,7 @@ async def match_each(
             q = f"(CAST(:s AS tsquery) && to_tsquery(CAST(:cfg AS regconfig), :q{i}))"
             parts.append(
                 f"(SELECT id FROM messages WHERE search_tsv @@ {q} "
-                f"ORDER BY ts_rank(search_tsv, {q}) DESC, id DESC LIMIT :lim)"
+                f"ORDER BY ts_rank(search_tsv, {q}, 2) DESC, id DESC LIMIT :lim)"
             )
     found = (await c.execute(text(" UNION ALL ".join(parts)), params)).scalars().all()
     return list(dict.fromkeys(found))

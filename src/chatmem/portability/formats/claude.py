@@ -17,7 +17,17 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import ConversationError, SourceConversation, SourceMessage
-from .common import as_dict, as_id, compact, dumps, file_block, text, text_block, to_ms
+from .common import (
+    as_dict,
+    as_id,
+    compact,
+    dumps,
+    file_block,
+    part_blocks,
+    text,
+    text_block,
+    to_ms,
+)
 
 NAME = "claude"
 ROOT = "00000000-0000-4000-8000-000000000000"
@@ -75,14 +85,7 @@ def _content_blocks(c: dict, skipped) -> list:
 
 
 def _blocks(m: dict, skipped) -> list[dict]:
-    out: list = []
-    content = m.get("content")
-    if isinstance(content, list) and content:
-        for c in content:
-            if isinstance(c, dict):
-                out.extend(_content_blocks(c, skipped))
-    else:
-        out.append(text_block(text(m.get("text"))))
+    out = part_blocks(m, lambda c: _content_blocks(c, skipped))
     out.extend(
         file_block(
             name=text(a.get("file_name")) or "attachment",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -124,3 +125,12 @@ def compact(blocks: list[dict | None]) -> list[dict]:
         else:
             out.append(b)
     return out
+
+
+def part_blocks(m: dict, part: Callable[[dict], list[dict | None]]) -> list[dict | None]:
+    """A message's ``content`` list, each part through ``part`` (the format's own mapping);
+    when there is no such list, its plain ``text`` — the shape Claude and LibreChat share."""
+    content = m.get("content")
+    if isinstance(content, list) and content:
+        return [b for c in content if isinstance(c, dict) for b in part(c)]
+    return [text_block(text(m.get("text")))]

@@ -13,7 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import ConversationError, SourceConversation, SourceMessage
-from .common import as_dict, as_id, compact, dumps, file_block, text, text_block, to_ms
+from .common import (
+    as_dict,
+    as_id,
+    compact,
+    dumps,
+    file_block,
+    part_blocks,
+    text,
+    text_block,
+    to_ms,
+)
 
 NAME = "librechat"
 ROOT = "00000000-0000-0000-0000-000000000000"
@@ -55,14 +65,7 @@ def _part(c: dict, skipped) -> list:
 
 
 def _blocks(m: dict, skipped) -> list[dict]:
-    out: list = []
-    content = m.get("content")
-    if isinstance(content, list) and content:
-        for c in content:
-            if isinstance(c, dict):
-                out.extend(_part(c, skipped))
-    else:
-        out.append(text_block(text(m.get("text"))))
+    out = part_blocks(m, lambda c: _part(c, skipped))
     out.extend(
         file_block(
             name=text(f.get("filename")) or "file",
