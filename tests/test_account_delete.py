@@ -156,6 +156,9 @@ async def populate(app, c, marker: str) -> None:
         await conn.execute(
             insert(t.workspace_members).values(workspace_id=ws, user_id=c.user_id, created_at=now)
         )
+    team = (await c.post("/api/workspaces", json={"name": f"team {marker}"})).json()["id"]
+    r = await c.post(f"/api/workspaces/{team}/invites", json={"email": f"{marker.lower()}@x.org"})
+    assert r.status_code == 201, r.text
 
 
 async def test_deleting_an_account_leaves_no_row_anywhere(db_url, tmp_path):
@@ -194,6 +197,7 @@ async def test_deleting_an_account_leaves_no_row_anywhere(db_url, tmp_path):
                 "knowledge_bases",
                 "workspaces",
                 "workspace_members",
+                "workspace_invites",
                 "conversation_generation_leases",
             ):
                 assert before.get(table), (table, before)
@@ -209,6 +213,7 @@ async def test_deleting_an_account_leaves_no_row_anywhere(db_url, tmp_path):
             deleted = r.json()["deleted"]
             assert deleted["users"] == 1 and deleted["messages"] >= 10
             assert deleted["stream_events"] > 0 and deleted["jobs"] > 0
+            assert deleted["workspace_invites"] == 1
 
             assert await scan(app, needles_a) == {}
             assert not any(f.exists() for f in files_a)  # the upload and the archive

@@ -226,6 +226,15 @@ FIELDS = [
         for f in ("memory_text", "memory_type", "reason", "slot", "status", "value")
     ),
     *(
+        F("POST", "/api/workspaces/{wid}/memories", f, {"memory_text": "m", f: "@"})
+        for f in ("memory_type", "slot", "status", "value")
+    ),
+    F("POST", "/api/workspaces/{wid}/memories", "memory_text", {"memory_text": "@"}),
+    *(
+        F("PATCH", "/api/workspaces/{wid}/memories/{wmem}", f, {f: "@"})
+        for f in ("memory_text", "memory_type", "reason", "slot", "status", "value")
+    ),
+    *(
         F("POST", MSG + "/{amid_native}/feedback", f, {"feedback": "like", f: "@"})
         for f in ("comment",)
     ),
@@ -257,6 +266,7 @@ QUERIES = [
     ("/api/conversations", "project_id"),
     ("/api/conversations", "cursor"),
     ("/api/me/memories", "q"),
+    ("/api/workspaces/{wid}/memories", "q"),
     ("/rpc/chat/inbox/{agent}/messages", "cursor"),
 ]
 
@@ -321,6 +331,7 @@ def _template(url: str) -> str:
             "{pid}": "{obj_id}",
             "{agent}": "{obj_id}",
             "{mem}": "{mid}",
+            "{wmem}": "{mid}",
             "{amid_native}": "{mid}",
         }
     for k, v in subs.items():
@@ -362,6 +373,9 @@ async def world(app, new_user):
             "/api/me/memories", json={"memory_text": "agent fact", "agent_id": agent}
         )
     ).json()
+    wmem = (
+        await a.client.post(f"/api/workspaces/{wid}/memories", json={"memory_text": "team fact"})
+    ).json()
     conv = (await a.client.get(f"/rpc/chat/inbox/{agent}/conversation")).json()["data"]
     r = await a.client.post(
         f"/api/conversations/{conv['conversationId']}/messages",
@@ -378,6 +392,7 @@ async def world(app, new_user):
         "amid_native": ans["id"],
         "uid": a.id,
         "wid": wid,
+        "wmem": wmem["id"],
     }
     return a, ids
 

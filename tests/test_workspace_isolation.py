@@ -154,26 +154,43 @@ async def test_public_rows_members_read_and_send_but_do_not_manage(new_user, app
 
 
 async def test_workspace_routes_by_role(new_user, app):
-    """Every /api/workspaces/{wid} route: the stranger gets 404, a member reads but does not
-    manage (403), an admin manages but neither deletes nor changes roles, the owner does."""
+    """Every /api/workspaces/{wid} route (shared memory included): the stranger gets 404, a
+    member reads but does not manage (403), an admin manages but neither deletes nor changes
+    roles, the owner does."""
     w = await _world(new_user)
     wid, n_id = w["wid"], w["n"].id
-    reads = {("GET", f"/api/workspaces/{wid}"), ("GET", f"/api/workspaces/{wid}/members")}
+    mem = (
+        await w["d"].client.post(
+            f"/api/workspaces/{wid}/memories", json={"memory_text": f"shared {SECRET}"}
+        )
+    ).json()["id"]
+    mems = f"/api/workspaces/{wid}/memories"
+    reads = {
+        ("GET", f"/api/workspaces/{wid}"),
+        ("GET", f"/api/workspaces/{wid}/members"),
+        ("GET", mems),
+        ("GET", f"{mems}/{mem}"),
+        ("GET", f"{mems}/{mem}/history"),
+    }
     admin_ok = {
         ("PATCH", f"/api/workspaces/{wid}"),
         ("POST", f"/api/workspaces/{wid}/invites"),
         ("GET", f"/api/workspaces/{wid}/invites"),
+        ("POST", mems),
+        ("PATCH", f"{mems}/{mem}"),
     }
     bodies = {
         f"/api/workspaces/{wid}": {"name": "Renamed"},
         f"/api/workspaces/{wid}/invites": {"role": "member"},
         f"/api/workspaces/{wid}/transfer": {"user_id": n_id},
         f"/api/workspaces/{wid}/members/{n_id}": {"role": "member"},
+        mems: {"memory_text": "added"},
+        f"{mems}/{mem}": {"importance": 5},
     }
     inv = (await w["o"].client.post(f"/api/workspaces/{wid}/invites", json={})).json()
-    subs = {"wid": wid, "uid": n_id, "iid": inv["id"]}
+    subs = {"wid": wid, "uid": n_id, "iid": inv["id"], "mid": mem}
     routes = list(_sweep_urls(app, "/api/workspaces/{wid}", subs))
-    assert len(routes) >= 10
+    assert len(routes) >= 16
     before = await table_counts(app)
     for method, url in routes:
         body = bodies.get(url) if method not in ("GET", "DELETE") else None

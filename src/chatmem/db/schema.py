@@ -430,6 +430,9 @@ memories = Table(
     _fk("source_message_id", "messages.id", "SET NULL", nullable=True),
     # + chatmem
     _txt("origin", "extracted"),  # extracted | user | tool
+    # + chatmem (issue 16): a workspace's shared memory ('' = the user's personal memory); the
+    #   row's user_id is then the admin who created it (migration 0014)
+    _txt("workspace_id"),
     Index("idx_memories_user_status", "user_id", "status"),
     Index("idx_memories_user_slot", "user_id", "slot"),
     Index("idx_memories_user_agent_status", "user_id", "agent_id", "status"),
@@ -437,6 +440,7 @@ memories = Table(
     #   constraints separately, without sorting a user's whole memory (migration 0003)
     Index("idx_memories_inject", "user_id", "status", "importance", "updated_at"),
     Index("idx_memories_user_type_status", "user_id", "memory_type", "status"),
+    Index("idx_memories_workspace", "workspace_id", "status", "importance", "updated_at"),
 )
 
 memory_events = Table(

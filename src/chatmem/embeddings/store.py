@@ -69,11 +69,13 @@ async def pending_messages(
 async def pending_memories(
     c: AsyncConnection, user_id: str, model: str, limit: int, max_chars: int
 ) -> list[Pending]:
-    """The user's injectable memories without a vector for ``model`` (oldest first)."""
+    """The user's injectable personal memories without a vector for ``model`` (oldest first);
+    a workspace's shared memory is ranked by full text only."""
     q = (
         select(MEM.id, MEM.memory_text)
         .where(
             MEM.user_id == user_id,
+            MEM.workspace_id == "",
             MEM.status.in_(INJECTABLE),
             MEM.memory_text != "",
             ~exists().where(E.memory_id == MEM.id, E.model == model),

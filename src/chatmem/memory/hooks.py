@@ -14,7 +14,9 @@ write) and "workspace conversations neither read nor write personal memory".
   outside any transaction; the writes re-check consent and compare-and-set the cursor.
 - ``before_turn``: "remember …"/"记住…" stores at once (as the user's own memory), "forget …"/
   "忘记…" disables the matching memories, before the context of that very turn is built.
-- ``memory_source``: what ``build_turn_context`` injects (see retrieval.py).
+- ``memory_source``: what ``build_turn_context`` injects (see retrieval.py); in a workspace
+  conversation, the workspace's shared memory (its admins keep it by hand: nothing is extracted
+  from a workspace conversation, and chat commands there change no memory).
 """
 
 from __future__ import annotations
@@ -344,7 +346,20 @@ def make_memory_source(rt):
         c, *, principal, conv, query: str, budget_tokens: int, count_tokens, query_vector=None
     ):
         empty = {"lines": [], "ids": [], "header": ""}
-        if conv.workspace_id or not service.memory_allowed(rt.settings, principal.settings):
+        if conv.workspace_id:  # the workspace's shared memory, never the member's own
+            if not getattr(rt.settings, "memory_enabled", True):
+                return empty
+            return await retrieval.select_for_context(
+                c,
+                user_id=store.InWorkspace(conv.workspace_id, principal.id),
+                agent_id=None,
+                query=query or "",
+                budget_tokens=budget_tokens,
+                count_tokens=count_tokens,
+                now=now_ms(),
+                max_lines=getattr(rt.settings, "memory_inject_max", 50),
+            )
+        if not service.memory_allowed(rt.settings, principal.settings):
             return empty
         agent = conv.agent_id is not None
         max_lines = (

@@ -26,6 +26,11 @@ CONSTRAINT_TYPES = ("constraint", "边界")
 MAX_LINE_CHARS = 500  # seed 000's memory cap
 
 AGENT_HEADER = "以下是用户与该 Agent 的长期记忆，请优先尊重："
+WORKSPACE_HEADER = (
+    "Shared memory of this workspace, kept by its admins for every member. [CURRENT] lines are "
+    "current facts; [CONTEXT-DEPENDENT] lines hold only for the time or situation they state. "
+    "Use them when relevant; never contradict a constraint."
+)
 NATIVE_HEADER = (
     "Long-term memories about the user, from earlier conversations. [CURRENT] lines are current "
     "facts; [CONTEXT-DEPENDENT] lines hold only for the time or situation they state. Use them "
@@ -144,7 +149,7 @@ def _prefer_agent_scope(rows, agent_id: str | None):
 
 async def candidates(
     c: AsyncConnection,
-    user_id: str,
+    user_id: store.Owner,
     agent_id: str | None,
     query: str,
     now: int,
@@ -173,7 +178,7 @@ async def candidates(
     rel = await store.fts_scores(
         c, user_id, query, agent_id=agent_id, statuses=pol.INJECTABLE, limit=fts_limit
     )
-    if query_vector is not None:
+    if query_vector is not None and isinstance(user_id, str):  # workspaces: full text only
         hits = await vector_search(
             c, user_id=user_id, query_vector=query_vector, owner_kind="memory", limit=vector_limit
         )
@@ -189,7 +194,7 @@ async def candidates(
 async def select_for_context(
     c: AsyncConnection,
     *,
-    user_id: str,
+    user_id: store.Owner,
     agent_id: str | None,
     query: str,
     budget_tokens: int,
@@ -200,6 +205,8 @@ async def select_for_context(
 ) -> dict:
     agent = agent_id is not None
     header = AGENT_HEADER if agent else NATIVE_HEADER
+    if isinstance(user_id, store.InWorkspace):
+        header = WORKSPACE_HEADER
     rows, rel = await candidates(c, user_id, agent_id, query, now, query_vector=query_vector)
     ranked = rank(rows, rel, query, now, agent=agent)
     lines, ids = pack(ranked, header, budget_tokens, count_tokens, max_lines=max_lines)

@@ -47,13 +47,19 @@ async def user_settings(c, user_id: str) -> dict:
     return await store.user_settings(c, user_id)
 
 
-async def _out(c, p: Principal, rows, *, full_source_text: bool = False) -> list[dict]:
-    sources = await store.source_messages(c, p.id, source_ids(rows))
+def _owner(p: Principal, owner: store.Owner | None) -> store.Owner:
+    """The memory scope a call works on: the caller's personal memory unless a workspace's
+    (``store.InWorkspace``, whose membership and role the workspace use-case checked)."""
+    return p.id if owner is None else owner
+
+
+async def _out(c, p: store.Owner, rows, *, full_source_text: bool = False) -> list[dict]:
+    sources = await store.source_messages(c, p, source_ids(rows))
     return [memory_out(r, sources, full_source_text=full_source_text) for r in rows]
 
 
-async def _owned(c, p: Principal, mid: str, agent_id: str | None, *, deleted_ok: bool = False):
-    row = await store.get_owned(c, p.id, mid, deleted_ok=deleted_ok)
+async def _owned(c, p: store.Owner, mid: str, agent_id: str | None, *, deleted_ok: bool = False):
+    row = await store.get_owned(c, p, mid, deleted_ok=deleted_ok)
     if agent_id is not None and row.agent_id != agent_id:
         raise NotFound("memory not found", details={"id": mid})
     return row
@@ -74,6 +80,7 @@ async def list_memories(
     cursor: str | None = None,
     limit: int = 50,
     full_source_text: bool = False,
+    owner: store.Owner | None = None,
 ) -> dict:
     """Newest update first. ``agent_id``: None = every scope, ``"none"`` = user-wide only."""
     if status:
@@ -87,10 +94,11 @@ async def list_memories(
     after = decode_cursor(cursor, (int, str)) if cursor else None
     filters = store.ListFilters(status, memory_type, agent_id, slot, q)
     async with db.read() as c:
-        rows = await store.list_page(c, p.id, filters, after, limit + 1)
+        o = _owner(p, owner)
+        rows = await store.list_page(c, o, filters, after, limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
-        items = await _out(c, p, rows, full_source_text=full_source_text)
+        items = await _out(c, o, rows, full_source_text=full_source_text)
     nxt = encode_cursor(rows[-1].updated_at, rows[-1].id) if more else None
     return {"items": items, "next_cursor": nxt}
 
@@ -102,10 +110,12 @@ async def get_memory(
     *,
     agent_id: str | None = None,
     full_source_text: bool = False,
+    owner: store.Owner | None = None,
 ) -> dict:
+    o = _owner(p, owner)
     async with db.read() as c:
-        row = await _owned(c, p, mid, agent_id)
-        [out] = await _out(c, p, [row], full_source_text=full_source_text)
+        row = await _owned(c, o, mid, agent_id)
+        [out] = await _out(c, o, [row], full_source_text=full_source_text)
     return out
 
 
@@ -113,21 +123,26 @@ async def get_memory(
 
 
 async def add_candidate(
-    c, user_id: str, agent_id: str | None, cand: pol.Candidate, actor: str, now: int
+    c, user_id: store.Owner, agent_id: str | None, cand: pol.Candidate, actor: str, now: int
 ) -> pol.Plan:
     """Run one candidate through the policy against the fresh rows of its scope, and write it."""
     existing = await store.related(c, user_id, agent_id, cand)
     plan = pol.plan_candidate(existing, cand, new_id("mem"), now)
     await store.apply_plan(c, user_id, agent_id, plan, actor, now)
-    await schedule_memories(c, user_id)  # its vector (a no-op without an embedder)
+    await schedule_memories(c, store.owner_uid(user_id))  # its vector (none without an embedder)
     return plan
 
 
-async def create_memory(db: Database, settings, p: Principal, body: MemoryIn) -> dict:
-    now = now_ms()
+async def create_memory(
+    db: Database, settings, p: Principal, body: MemoryIn, *, owner: store.Owner | None = None
+) -> dict:
+    """Add a memory by hand. In a workspace only the server-wide switch applies (the member's
+    own memory setting is about their personal memory)."""
+    now, o = now_ms(), _owner(p, owner)
     async with db.write() as c:
-        await store.lock_user_memory(c, p.id)
-        if not memory_allowed(settings, await user_settings(c, p.id)):
+        await store.lock_user_memory(c, o)
+        mine = {} if owner is not None else await user_settings(c, p.id)
+        if not memory_allowed(settings, mine):
             raise Conflict("memory is turned off for this account", code="memory_disabled")
         if body.agent_id and not await store.owns_agent(c, p.id, body.agent_id):
             raise NotFound("agent not found", details={"agent_id": body.agent_id})
@@ -152,9 +167,9 @@ async def create_memory(db: Database, settings, p: Principal, body: MemoryIn) ->
             observed_at=now,
             affected_domains=(slot,) if slot else (),
         )
-        plan = await add_candidate(c, p.id, body.agent_id, cand, p.id, now)
-        row = await store.get_owned(c, p.id, plan.memory_id or "")
-        [out] = await _out(c, p, [row])
+        plan = await add_candidate(c, o, body.agent_id, cand, p.id, now)
+        row = await store.get_owned(c, o, plan.memory_id or "")
+        [out] = await _out(c, o, [row])
     return out
 
 
@@ -206,15 +221,16 @@ async def update_memory(
     *,
     agent_id: str | None = None,
     full_source_text: bool = False,
+    owner: store.Owner | None = None,
 ) -> dict:
     """PATCH: text, type, slot, value, importance, validity, status (ACTIVE↔DISABLED; else 422)."""
     # a validity bound may be cleared with an explicit null; other nulls mean "unchanged"
     changes = {k: v for k, v in changes.items() if v is not None or k in VALIDITY}
     reason = (changes.pop("reason", None) or "").strip()
-    now = now_ms()
+    now, o = now_ms(), _owner(p, owner)
     async with db.write() as c:
-        await store.lock_user_memory(c, p.id)
-        row = await _owned(c, p, mid, agent_id)
+        await store.lock_user_memory(c, o)
+        row = await _owned(c, o, mid, agent_id)
         old = store.to_mem(row)
         new_status = changes.get("status", old.status)
         if "status" in changes:
@@ -241,7 +257,7 @@ async def update_memory(
         if new_status != old.status:
             values["status"] = new_status
         if not values:
-            [out] = await _out(c, p, [row], full_source_text=full_source_text)
+            [out] = await _out(c, o, [row], full_source_text=full_source_text)
             return out
         if content_changed:
             values["origin"] = pol.USER_ORIGIN  # the user vouches for what they wrote
@@ -257,7 +273,7 @@ async def update_memory(
             target = pol.Mem(
                 **{**old.__dict__, **{k: v for k, v in values.items() if k in old.__dict__}}
             )
-            peers = await store.slot_rows(c, p.id, row.agent_id, slot)
+            peers = await store.slot_rows(c, o, row.agent_id, slot)
             others = pol.plan_activate(peers, target, now, "set by the user")
             gained = [i for i in pol.superseded_ids(others) if i not in old.supersedes]
             if gained:
@@ -271,22 +287,27 @@ async def update_memory(
         before = {k: getattr(old, k) for k in values if hasattr(old, k)}
         ev = _event_for(old.status, target_status, content_changed)
         await store.apply_changes(
-            c, p.id, [pol.Change(mid, ev, before, values, values.get("reason", reason))], p.id, now
+            c, o, [pol.Change(mid, ev, before, values, values.get("reason", reason))], p.id, now
         )
-        await store.apply_changes(c, p.id, others, p.id, now)
+        await store.apply_changes(c, o, others, p.id, now)
         await schedule_memories(c, p.id)  # an edit or re-enable needs a (new) vector
-        row = await store.get_owned(c, p.id, mid)
-        [out] = await _out(c, p, [row], full_source_text=full_source_text)
+        row = await store.get_owned(c, o, mid)
+        [out] = await _out(c, o, [row], full_source_text=full_source_text)
     return out
 
 
 async def delete_memory(
-    db: Database, p: Principal, mid: str, *, agent_id: str | None = None
+    db: Database,
+    p: Principal,
+    mid: str,
+    *,
+    agent_id: str | None = None,
+    owner: store.Owner | None = None,
 ) -> None:
     """Soft delete: hidden from lists and context, kept (with its audit trail) until purged."""
-    now = now_ms()
+    now, o = now_ms(), _owner(p, owner)
     async with db.write() as c:
-        row = await _owned(c, p, mid, agent_id)
+        row = await _owned(c, o, mid, agent_id)
         ch = pol.Change(
             mid,
             "deleted",
@@ -294,21 +315,26 @@ async def delete_memory(
             {"status": pol.DELETED, "reason": "deleted by the user"},
             "deleted by the user",
         )
-        await store.apply_changes(c, p.id, [ch], p.id, now)
+        await store.apply_changes(c, o, [ch], p.id, now)
 
 
 async def purge_memory(
-    db: Database, p: Principal, mid: str, *, agent_id: str | None = None
+    db: Database,
+    p: Principal,
+    mid: str,
+    *,
+    agent_id: str | None = None,
+    owner: store.Owner | None = None,
 ) -> None:
     """Hard delete: the memory and its audit rows are gone; links to it are removed."""
-    now = now_ms()
+    now, o = now_ms(), _owner(p, owner)
     async with db.write() as c:
-        await store.lock_user_memory(c, p.id)
-        row = await _owned(c, p, mid, agent_id, deleted_ok=True)
+        await store.lock_user_memory(c, o)
+        row = await _owned(c, o, mid, agent_id, deleted_ok=True)
         m = store.to_mem(row)
-        changes = pol.plan_purge(await store.linked_rows(c, p.id, m), m)
-        await store.apply_changes(c, p.id, changes, "system", now)
-        await store.purge_row(c, p.id, mid)
+        changes = pol.plan_purge(await store.linked_rows(c, o, m), m)
+        await store.apply_changes(c, o, changes, "system", now)
+        await store.purge_row(c, o, mid)
 
 
 # ── history ─────────────────────────────────────────────────────────────────────────────────────
@@ -326,11 +352,14 @@ def _event_out(e) -> dict:
     }
 
 
-async def history(db: Database, p: Principal, mid: str, *, max_chain: int = 100) -> dict:
+async def history(
+    db: Database, p: Principal, mid: str, *, max_chain: int = 100, owner: store.Owner | None = None
+) -> dict:
     """The audit trail of one memory and its supersession chain (oldest value first)."""
+    o = _owner(p, owner)
     async with db.read() as c:
-        row = await store.get_owned(c, p.id, mid, deleted_ok=True)
-        events = await store.events_for(c, p.id, mid)
+        row = await store.get_owned(c, o, mid, deleted_ok=True)
+        events = await store.events_for(c, o, mid)
         seen = {row.id: row}
         todo = deque([row])
         while todo and len(seen) < max_chain:
@@ -338,14 +367,14 @@ async def history(db: Database, p: Principal, mid: str, *, max_chain: int = 100)
             nxt = [
                 i for i in list(r.supersedes or []) + list(r.superseded_by or []) if i not in seen
             ]
-            for n in await store.rows_by_ids(c, p.id, nxt):
+            for n in await store.rows_by_ids(c, o, nxt):
                 seen[n.id] = n
                 todo.append(n)
         chain_rows = sorted(
             seen.values(),
             key=lambda r: (r.valid_from if r.valid_from is not None else r.created_at, r.id),
         )
-        [mem] = await _out(c, p, [row])
+        [mem] = await _out(c, o, [row])
     chain = [
         {
             k: r._mapping[k]

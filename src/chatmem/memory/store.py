@@ -4,6 +4,10 @@ Why it exists: the service and the job handler share one way to read a scope, ap
 (rows + one ``memory_events`` row per change, in the caller's transaction), search the full-text
 index (FTS5 on SQLite, ``to_tsvector('simple', …)`` on PostgreSQL, as migration 0002 built them)
 and purge. Nothing here decides anything: decisions are in ``policy.py``.
+
+The owner of a memory scope (``Owner``) is a user id (their personal memory: ``workspace_id`` '')
+or an :class:`InWorkspace` (a workspace's shared memory, issue 16). Personal reads never see a
+workspace row, and a workspace's reads see only its own rows.
 """
 
 from __future__ import annotations
@@ -43,6 +47,36 @@ _MEM_FIELDS = (
 )
 
 
+@dataclass(frozen=True)
+class InWorkspace:
+    """A workspace's shared memory, changed by ``user_id`` (recorded as the row's creator and as
+    each event's user; membership and role are checked by the caller)."""
+
+    workspace_id: str
+    user_id: str
+
+
+Owner = str | InWorkspace
+
+
+def owner_cond(owner: Owner):
+    """The rows of one memory owner: a user's personal rows, or one workspace's."""
+    if isinstance(owner, InWorkspace):
+        return MEM.workspace_id == owner.workspace_id
+    return and_(MEM.user_id == owner, MEM.workspace_id == "")
+
+
+def owner_uid(owner: Owner) -> str:
+    """The user id written on new rows and events."""
+    return owner.user_id if isinstance(owner, InWorkspace) else owner
+
+
+def _events_of(owner: Owner, mid: str):
+    if isinstance(owner, InWorkspace):  # the memory was checked to be the workspace's
+        return EV.memory_id == mid
+    return and_(EV.memory_id == mid, EV.user_id == owner)
+
+
 def to_mem(row) -> pol.Mem:
     m = row._mapping
     return pol.Mem(
@@ -66,24 +100,24 @@ def to_mem(row) -> pol.Mem:
     )
 
 
-def scope_cond(user_id: str, agent_id: str | None):
+def scope_cond(user_id: Owner, agent_id: str | None):
     """Exactly one scope: user-wide (agent_id NULL) or one (user, agent) pair."""
     agent = MEM.agent_id.is_(None) if agent_id is None else MEM.agent_id == agent_id
-    return and_(MEM.user_id == user_id, agent)
+    return and_(owner_cond(user_id), agent)
 
 
-async def get_owned(c: AsyncConnection, user_id: str, mid: str, *, deleted_ok: bool = False):
-    row = (await c.execute(select(t.memories).where(MEM.id == mid, MEM.user_id == user_id))).first()
+async def get_owned(c: AsyncConnection, user_id: Owner, mid: str, *, deleted_ok: bool = False):
+    row = (await c.execute(select(t.memories).where(MEM.id == mid, owner_cond(user_id)))).first()
     if row is None or (row.status == pol.DELETED and not deleted_ok):
         raise NotFound("memory not found", details={"id": mid})
     return row
 
 
-async def rows_by_ids(c: AsyncConnection, user_id: str, ids) -> list:
+async def rows_by_ids(c: AsyncConnection, user_id: Owner, ids) -> list:
     ids = list(ids)
     if not ids:
         return []
-    q = select(t.memories).where(MEM.user_id == user_id, MEM.id.in_(ids))
+    q = select(t.memories).where(owner_cond(user_id), MEM.id.in_(ids))
     return list((await c.execute(q)).all())
 
 
@@ -109,9 +143,16 @@ def query_tokens(q: str, limit: int = 16) -> list[str]:
     return toks
 
 
+def _owner_sql(owner: Owner) -> tuple[str, str]:
+    """(the SQL condition on ``m``, its ``:u`` parameter) selecting one owner's rows."""
+    if isinstance(owner, InWorkspace):
+        return "m.workspace_id = :u", owner.workspace_id
+    return "m.user_id = :u AND m.workspace_id = ''", owner
+
+
 async def fts_scores(
     c: AsyncConnection,
-    user_id: str,
+    user_id: Owner,
     query: str,
     *,
     agent_id: str | None,
@@ -134,8 +175,8 @@ async def fts_scores(
         scope = "m.agent_id = :agent"
     else:
         scope = "(m.agent_id IS NULL OR m.agent_id = :agent)"
-    st = list(statuses)
-    params: dict = {"u": user_id, "lim": limit, "agent": agent_id}
+    st, (owner_sql, u) = list(statuses), _owner_sql(user_id)
+    params: dict = {"u": u, "lim": limit, "agent": agent_id}
     st_sql = ", ".join(f":s{i}" for i in range(len(st)))
     params.update({f"s{i}": s for i, s in enumerate(st)})
     if c.dialect.name == "sqlite":
@@ -144,7 +185,7 @@ async def fts_scores(
         sql = text(
             "SELECT memories_fts.memory_id AS id, bm25(memories_fts) AS score FROM memories_fts "
             "JOIN memories m ON m.id = memories_fts.memory_id "
-            f"WHERE memories_fts MATCH :q AND m.user_id = :u AND m.status IN ({st_sql}) AND {scope} "
+            f"WHERE memories_fts MATCH :q AND {owner_sql} AND m.status IN ({st_sql}) AND {scope} "
             "ORDER BY score LIMIT :lim"
         )
         rows = (await c.execute(sql, params)).all()
@@ -160,7 +201,7 @@ async def fts_scores(
             "to_tsquery('simple', :q)) AS score FROM ("
             "SELECT m.id, m.memory_text FROM memories m "
             "WHERE to_tsvector('simple', m.memory_text) @@ to_tsquery('simple', :q) "
-            f"AND m.user_id = :u AND m.status IN ({st_sql}) AND {scope} "
+            f"AND {owner_sql} AND m.status IN ({st_sql}) AND {scope} "
             "ORDER BY m.importance DESC, m.updated_at DESC LIMIT :pool) s "
             "ORDER BY score DESC LIMIT :lim"
         )
@@ -174,13 +215,14 @@ async def fts_scores(
     return {k: max(0.05, v / top) for k, v in raw.items()}
 
 
-async def lock_user_memory(c: AsyncConnection, user_id: str) -> None:
+async def lock_user_memory(c: AsyncConnection, user_id: Owner) -> None:
     """Serialise memory writes of one user for this transaction. SQLite already has one writer;
     on PostgreSQL a transaction-scoped advisory lock keeps two writers (the extraction job and a
     "remember …" in chat, say) from both inserting an ACTIVE row for the same slot."""
     if c.dialect.name == "postgresql":
+        key = f"ws:{user_id.workspace_id}" if isinstance(user_id, InWorkspace) else user_id
         await c.execute(
-            text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"chatmem:memory:{user_id}"}
+            text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"chatmem:memory:{key}"}
         )
 
 
@@ -188,7 +230,7 @@ async def lock_user_memory(c: AsyncConnection, user_id: str) -> None:
 
 
 async def related(
-    c: AsyncConnection, user_id: str, agent_id: str | None, cand: pol.Candidate
+    c: AsyncConnection, user_id: Owner, agent_id: str | None, cand: pol.Candidate
 ) -> list[pol.Mem]:
     """Rows of the candidate's scope that share its slot or (probably) its text."""
     conds = []
@@ -212,7 +254,7 @@ async def related(
 
 
 async def slot_rows(
-    c: AsyncConnection, user_id: str, agent_id: str | None, slot: str
+    c: AsyncConnection, user_id: Owner, agent_id: str | None, slot: str
 ) -> list[pol.Mem]:
     if not slot:
         return []
@@ -220,12 +262,12 @@ async def slot_rows(
     return [to_mem(r) for r in (await c.execute(q)).all()]
 
 
-async def linked_rows(c: AsyncConnection, user_id: str, m: pol.Mem) -> list[pol.Mem]:
+async def linked_rows(c: AsyncConnection, user_id: Owner, m: pol.Mem) -> list[pol.Mem]:
     """Rows that point at ``m`` or that ``m`` points at (for purge)."""
     ids = set(m.supersedes) | set(m.superseded_by)
     rows = [to_mem(r) for r in await rows_by_ids(c, user_id, ids)]
     if m.slot:  # back-links can only come from the same slot
-        q = select(t.memories).where(MEM.user_id == user_id, MEM.slot == m.slot, MEM.id != m.id)
+        q = select(t.memories).where(owner_cond(user_id), MEM.slot == m.slot, MEM.id != m.id)
         have = {r.id for r in rows}
         rows += [to_mem(r) for r in (await c.execute(q)).all() if r.id not in have]
     return rows
@@ -236,7 +278,7 @@ async def linked_rows(c: AsyncConnection, user_id: str, m: pol.Mem) -> list[pol.
 
 async def add_event(
     c: AsyncConnection,
-    user_id: str,
+    user_id: Owner,
     memory_id: str,
     event: str,
     actor: str,
@@ -249,7 +291,7 @@ async def add_event(
         insert(t.memory_events).values(
             id=new_id("mev"),
             memory_id=memory_id,
-            user_id=user_id,
+            user_id=owner_uid(user_id),
             event=event,
             actor=actor,
             before=before,
@@ -262,7 +304,7 @@ async def add_event(
 
 async def insert_mem(
     c: AsyncConnection,
-    user_id: str,
+    user_id: Owner,
     agent_id: str | None,
     m: pol.Mem,
     actor: str,
@@ -271,13 +313,16 @@ async def insert_mem(
 ) -> None:
     values = {k: getattr(m, k) for k in _MEM_FIELDS}
     src = m.source_message_ids[0] if m.source_message_ids else None
+    uid = owner_uid(user_id)
     if src is not None:
-        ok = (await c.execute(select(MSG.id).where(MSG.id == src, MSG.user_id == user_id))).scalar()
+        ok = (await c.execute(select(MSG.id).where(MSG.id == src, MSG.user_id == uid))).scalar()
         src = ok
+    ws = user_id.workspace_id if isinstance(user_id, InWorkspace) else ""
     await c.execute(
         insert(t.memories).values(
             id=m.id,
-            user_id=user_id,
+            user_id=uid,
+            workspace_id=ws,
             agent_id=agent_id,
             source_message_id=src,
             created_at=now,
@@ -289,13 +334,13 @@ async def insert_mem(
 
 
 async def apply_changes(
-    c: AsyncConnection, user_id: str, changes: list[pol.Change], actor: str, now: int
+    c: AsyncConnection, user_id: Owner, changes: list[pol.Change], actor: str, now: int
 ) -> None:
     for ch in changes:
         if ch.after:
             await c.execute(
                 update(t.memories)
-                .where(MEM.id == ch.memory_id, MEM.user_id == user_id)
+                .where(MEM.id == ch.memory_id, owner_cond(user_id))
                 .values(updated_at=now, **ch.after)
             )
         await add_event(
@@ -304,7 +349,7 @@ async def apply_changes(
 
 
 async def apply_plan(
-    c: AsyncConnection, user_id: str, agent_id: str | None, plan: pol.Plan, actor: str, now: int
+    c: AsyncConnection, user_id: Owner, agent_id: str | None, plan: pol.Plan, actor: str, now: int
 ) -> None:
     """Write a Plan: the new row (created event) first so links to it resolve, then the changes."""
     if plan.insert is not None:
@@ -313,24 +358,21 @@ async def apply_plan(
     await apply_changes(c, user_id, plan.changes, actor, now)
 
 
-async def events_for(c: AsyncConnection, user_id: str, mid: str) -> list:
-    q = (
-        select(t.memory_events)
-        .where(EV.memory_id == mid, EV.user_id == user_id)
-        .order_by(EV.created_at, EV.id)
-    )
+async def events_for(c: AsyncConnection, user_id: Owner, mid: str) -> list:
+    q = select(t.memory_events).where(_events_of(user_id, mid)).order_by(EV.created_at, EV.id)
     return list((await c.execute(q)).all())
 
 
-async def purge_row(c: AsyncConnection, user_id: str, mid: str) -> None:
-    await c.execute(delete(t.memory_events).where(EV.memory_id == mid, EV.user_id == user_id))
-    await c.execute(delete(t.memories).where(MEM.id == mid, MEM.user_id == user_id))
+async def purge_row(c: AsyncConnection, user_id: Owner, mid: str) -> None:
+    await c.execute(delete(t.memory_events).where(_events_of(user_id, mid)))
+    await c.execute(delete(t.memories).where(MEM.id == mid, owner_cond(user_id)))
 
 
-async def source_messages(c: AsyncConnection, user_id: str, ids) -> dict[str, object]:
-    """Source messages the user can still see (their own, in a conversation they own)."""
+async def source_messages(c: AsyncConnection, user_id: Owner, ids) -> dict[str, object]:
+    """Source messages the user can still see (their own, in a conversation they own); a
+    workspace's memory is written by hand and shows none."""
     ids = list({i for i in ids if i})
-    if not ids:
+    if not ids or isinstance(user_id, InWorkspace):
         return {}
     C = t.conversations.c
     q = (
@@ -360,7 +402,7 @@ async def message_marker(c: AsyncConnection, conversation_id: str, mid: str | No
 
 
 async def known_for_extractor(
-    c: AsyncConnection, user_id: str, agent_id: str | None, limit: int = 50
+    c: AsyncConnection, user_id: Owner, agent_id: str | None, limit: int = 50
 ) -> list:
     """The scope's live memories an extractor is shown (most important, newest first)."""
     q = (
@@ -372,7 +414,7 @@ async def known_for_extractor(
     return list((await c.execute(q)).all())
 
 
-async def live_visible(c: AsyncConnection, user_id: str, agent_id: str | None) -> list:
+async def live_visible(c: AsyncConnection, user_id: Owner, agent_id: str | None) -> list:
     """The live memories a conversation sees: user-wide ones, plus its agent's when it has one
     (what "forget …" in that conversation may disable)."""
     scope = (
@@ -380,7 +422,7 @@ async def live_visible(c: AsyncConnection, user_id: str, agent_id: str | None) -
         if agent_id is None
         else (MEM.agent_id.is_(None)) | (MEM.agent_id == agent_id)
     )
-    q = select(t.memories).where(MEM.user_id == user_id, scope, MEM.status.in_(sorted(pol.LIVE)))
+    q = select(t.memories).where(owner_cond(user_id), scope, MEM.status.in_(sorted(pol.LIVE)))
     return list((await c.execute(q)).all())
 
 
@@ -430,8 +472,8 @@ def _like(q: str) -> str:
     return "%" + q.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _list_cond(user_id: str, f: ListFilters, after: tuple | None) -> list:
-    cond = [MEM.user_id == user_id]
+def _list_cond(user_id: Owner, f: ListFilters, after: tuple | None) -> list:
+    cond = [owner_cond(user_id)]
     cond.append(MEM.status.in_(f.status) if f.status else MEM.status != pol.DELETED)
     if f.memory_type:
         cond.append(MEM.memory_type == f.memory_type)
@@ -451,7 +493,7 @@ def _list_cond(user_id: str, f: ListFilters, after: tuple | None) -> list:
 
 
 async def list_page(
-    c: AsyncConnection, user_id: str, f: ListFilters, after: tuple | None, limit: int
+    c: AsyncConnection, user_id: Owner, f: ListFilters, after: tuple | None, limit: int
 ) -> list:
     """Up to ``limit`` of the user's memories, newest update first, after the (updated_at, id)."""
     query = (
@@ -495,14 +537,14 @@ def _inject_scope(agent_id: str | None, now: int):
     return scope, valid
 
 
-def _injectable(user_id: str, agent_id: str | None, now: int):
+def _injectable(user_id: Owner, agent_id: str | None, now: int):
     scope, valid = _inject_scope(agent_id, now)
-    return and_(MEM.user_id == user_id, MEM.status.in_(sorted(pol.INJECTABLE)), scope, valid)
+    return and_(owner_cond(user_id), MEM.status.in_(sorted(pol.INJECTABLE)), scope, valid)
 
 
 async def injectable_top(
     c: AsyncConnection,
-    user_id: str,
+    user_id: Owner,
     agent_id: str | None,
     now: int,
     *,
@@ -520,7 +562,7 @@ async def injectable_top(
     for status in (pol.ACTIVE, pol.QUERY_DEPENDENT):
         q = (
             select(*INJECT_COLS)
-            .where(MEM.user_id == user_id, MEM.status == status, scope, valid)
+            .where(owner_cond(user_id), MEM.status == status, scope, valid)
             .order_by(MEM.importance.desc(), MEM.updated_at.desc())
             .limit(per_status)
         )
@@ -538,7 +580,7 @@ async def injectable_top(
 
 
 async def injectable_by_ids(
-    c: AsyncConnection, user_id: str, agent_id: str | None, now: int, ids: list[str]
+    c: AsyncConnection, user_id: Owner, agent_id: str | None, now: int, ids: list[str]
 ) -> list:
     """The rows among ``ids`` a turn may see (full-text or vector hits outside the top rows)."""
     q = select(*INJECT_COLS).where(_injectable(user_id, agent_id, now), MEM.id.in_(ids))

@@ -17,17 +17,24 @@ EXCERPT_CHARS = 280
 MAX_MS = 2**63 - 1
 
 
-class MemoryIn(Input):
+class WorkspaceMemoryIn(Input):
+    """A memory added by hand to a workspace's shared memory (no agent scope there)."""
+
     memory_text: str = Field(min_length=1, max_length=2000)
     memory_type: str = Field(default="", max_length=80)
     slot: str = Field(default="", max_length=64)
     value: str = Field(default="", max_length=500)
     importance: int = Field(default=3, ge=1, le=5)
     status: Literal["ACTIVE", "QUERY_DEPENDENT"] = "ACTIVE"
-    agent_id: str | None = Field(default=None, min_length=1, max_length=64)
     # milliseconds; bounded so every value fits a 64-bit column on both databases
     valid_from: int | None = Field(default=None, ge=0, le=MAX_MS)
     valid_until: int | None = Field(default=None, ge=0, le=MAX_MS)
+
+
+class MemoryIn(WorkspaceMemoryIn):
+    """A memory added by hand to the caller's own memory (user-wide, or one agent's)."""
+
+    agent_id: str | None = Field(default=None, min_length=1, max_length=64)
 
 
 class MemoryPatch(Input):

@@ -280,6 +280,7 @@ USER_TABLES = (
     "api_keys",
     "web_sessions",
     "workspace_members",
+    "workspace_invites",
     "workspaces",
 )
 
@@ -294,6 +295,9 @@ async def count_user_rows(c: AsyncConnection, user_id: str) -> dict[str, int]:
             cond = table.c.message_id.in_(select(M.id).where(M.user_id == user_id))
         elif name == "workspaces":
             cond = table.c.owner_id == user_id
+        elif name == "workspace_invites":  # the user's, and those of the workspaces they own
+            owned = select(t.workspaces.c.id).where(t.workspaces.c.owner_id == user_id)
+            cond = or_(table.c.created_by == user_id, table.c.workspace_id.in_(owned))
         else:
             cond = table.c.user_id == user_id
         n = (await c.execute(select(func.count()).select_from(table).where(cond))).scalar_one()

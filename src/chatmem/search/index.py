@@ -56,8 +56,14 @@ def _ids_of(fts_rowids: str) -> str:
     )
 
 
-def _check_scope(scope: Sequence[str]) -> None:
-    if not scope or not all(s and s.isalnum() for s in scope):
+def _token_ok(s) -> bool:
+    if isinstance(s, tuple):
+        return bool(s) and all(x and x.isalnum() for x in s)
+    return bool(s) and s.isalnum()
+
+
+def _check_scope(scope: tm.Scope) -> None:
+    if not scope or not all(_token_ok(s) for s in scope):
         raise ValueError(f"invalid index scope {scope!r}")
 
 
@@ -84,7 +90,7 @@ def _capped_pg(i: int, query: str) -> str:
 
 async def frequencies(
     c: AsyncConnection,
-    scope: Sequence[str],
+    scope: tm.Scope,
     terms: Sequence[str],
     *,
     scope_size: int | None = None,
@@ -124,7 +130,7 @@ async def frequencies(
 
 async def match(
     c: AsyncConnection,
-    scope: Sequence[str],
+    scope: tm.Scope,
     terms: Sequence[str],
     *,
     all_terms: bool = False,
@@ -166,7 +172,7 @@ async def match(
 
 async def match_each(
     c: AsyncConnection,
-    scope: Sequence[str],
+    scope: tm.Scope,
     terms: Sequence[str],
     *,
     per_term: int,
@@ -218,11 +224,18 @@ _ROWS = select(
 ).where(M.id.in_(bindparam("ids", expanding=True)))
 
 
-async def rows(c: AsyncConnection, user_id: str, ids: Sequence[str]) -> list[Hit]:
-    """The caller's messages among ``ids`` (anything else is silently left out)."""
+async def rows(
+    c: AsyncConnection, user_id: str, ids: Sequence[str], *, conversations=None
+) -> list[Hit]:
+    """The caller's messages among ``ids`` (anything else is silently left out); with
+    ``conversations`` (a workspace's, which members share) those of these conversations."""
     if not ids:
         return []
-    found = [r for r in (await c.execute(_ROWS, {"ids": list(ids)})).all() if r.user_id == user_id]
+    found = [
+        r
+        for r in (await c.execute(_ROWS, {"ids": list(ids)})).all()
+        if (r.user_id == user_id if conversations is None else r.conversation_id in conversations)
+    ]
     return [
         Hit(
             r.id,

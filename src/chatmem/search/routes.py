@@ -14,10 +14,15 @@ from .wire import SearchResults
 router = APIRouter(tags=["search"], responses=errors(*AUTHED))
 
 
-@router.get("/api/search", response_model=SearchResults)
+@router.get("/api/search", response_model=SearchResults, responses=errors(404))
 async def search(
     p: CurrentUser,
     rt: RuntimeDep,
     q: Annotated[str, Query(max_length=200)] = "",
+    workspace_id: Annotated[
+        str, Query(max_length=64, description="search this workspace ('' = personal space)")
+    ] = "",
 ):
-    return await service.search(rt.db, p, q, config=rt.settings.search_config)
+    return await service.search(
+        rt.db, p, q, config=rt.settings.search_config, workspace_id=workspace_id
+    )

@@ -5,7 +5,9 @@ the start of a word, so results appear while typing), Chinese and Japanese runs 
 bigrams. To keep the cost flat however long the history grows, the index hands over the newest
 ``CANDIDATES`` matches, which are ranked by BM25 with the user's own document frequencies; ties go
 to the newer message. Archived conversations, inline threads and workspace rows are left out, as
-in seed 001.
+in seed 001 — unless the search is scoped to a workspace (issue 16): then it covers exactly the
+workspace's conversations the member may see (``is_public`` rules), whoever wrote them, and
+nothing personal.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from ..auth.models import Principal
 from ..db.engine import Database
 from ..errors import BadRequest
+from ..workspaces import store as wstore
 from . import index, rank, store
 from . import terms as tm
 from . import text as st
@@ -21,7 +24,20 @@ MESSAGE_LIMIT = 40
 CANDIDATES = 400
 
 
-async def search(db: Database, p: Principal, q: str, *, config: str = "simple") -> dict:
+async def _scope(c, p: Principal, workspace_id: str) -> tuple[tm.Scope, dict[str, str] | None]:
+    """(the index scope, and in a workspace the {id: title} of its conversations the caller may
+    see). A non-member's workspace is a 404."""
+    if not workspace_id:
+        return [tm.scope_token(p.id)], None
+    await wstore.get_for_member(c, p.id, workspace_id)
+    allowed = await store.workspace_titles(c, p.id, workspace_id)
+    return ([tuple(tm.scope_token(i) for i in allowed)] if allowed else []), allowed
+
+
+async def search(
+    db: Database, p: Principal, q: str, *, config: str = "simple", workspace_id: str = ""
+) -> dict:
+    """Personal search, or with ``workspace_id`` what the member may see of that workspace."""
     query = st.clean_query(q)
     if query is None:
         raise BadRequest(
@@ -30,11 +46,11 @@ async def search(db: Database, p: Principal, q: str, *, config: str = "simple") 
     terms = tm.query_terms(query, keep_stopwords=True)
     # a query that ends inside a word may be unfinished: its last word also matches as a prefix
     prefix = bool(terms) and query[-1].isalnum() and query.lower().endswith(terms[-1])
-    scope = [tm.scope_token(p.id)]
     async with db.read() as c:
-        conversations = await store.titles(c, p.id, query)
+        scope, allowed = await _scope(c, p, workspace_id)
+        conversations = await store.titles(c, p.id, query, workspace_id)
         messages: list[dict] = []
-        if terms:
+        if terms and scope:
             ids = await index.match(
                 c,
                 scope,
@@ -45,8 +61,12 @@ async def search(db: Database, p: Principal, q: str, *, config: str = "simple") 
                 limit=CANDIDATES,
                 config=config,
             )
-            hits = await index.rows(c, p.id, ids)
-            titles = await store.visible_titles(c, p.id, (h.conversation_id for h in hits))
+            hits = await index.rows(c, p.id, ids, conversations=allowed)
+            titles = (
+                allowed
+                if allowed is not None
+                else await store.visible_titles(c, p.id, (h.conversation_id for h in hits))
+            )
             hits = [h for h in hits if h.conversation_id in titles]
             n_docs, df = 0, dict[str, int]()
             if hits:

@@ -13,10 +13,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
 from ..db.dialect import unindexed
+from ..workspaces.store import in_workspace
 from . import text as st
 
 C = t.conversations.c
 TITLE_LIMIT = 8
+#: A workspace search covers the messages of this many of its conversations the caller may see
+#: (the most recently updated): the index query ORs their tokens, so its size stays bounded.
+WORKSPACE_CONVERSATIONS = 500
 
 
 def visible(user_id: str):
@@ -29,18 +33,39 @@ def visible(user_id: str):
     )
 
 
-async def titles(c: AsyncConnection, user_id: str, query: str) -> list[dict]:
+def visible_in(user_id: str, workspace_id: str):
+    """Conversations of a workspace search may show: those the member may see (``is_public``
+    rules, ``workspaces.store.visible``), not inline threads."""
+    return (in_workspace(C, workspace_id, user_id), C.archived == 0, C.inline_source_conv == "")
+
+
+async def titles(
+    c: AsyncConnection, user_id: str, query: str, workspace_id: str = ""
+) -> list[dict]:
     pattern = st.like_pattern(query)
+    where = visible_in(user_id, workspace_id) if workspace_id else visible(user_id)
     q = (
         select(C.id, C.title, C.project_id, C.agent_id, C.updated_at)
         .where(
-            *visible(user_id),
+            *where,
             func.lower(C.title).like(func.lower(literal(pattern)), escape=st.ESCAPE),
         )
         .order_by(C.updated_at.desc(), C.id.desc())
         .limit(TITLE_LIMIT)
     )
     return [dict(r._mapping) for r in (await c.execute(q)).all()]
+
+
+async def workspace_titles(c: AsyncConnection, user_id: str, workspace_id: str) -> dict[str, str]:
+    """{conversation id: title} of the workspace's conversations the member may search (the
+    ``WORKSPACE_CONVERSATIONS`` most recently updated)."""
+    q = (
+        select(C.id, C.title)
+        .where(*visible_in(user_id, workspace_id))
+        .order_by(C.updated_at.desc(), C.id.desc())
+        .limit(WORKSPACE_CONVERSATIONS)
+    )
+    return {r.id: r.title for r in (await c.execute(q)).all()}
 
 
 async def visible_titles(c: AsyncConnection, user_id: str, ids: Iterable[str]) -> dict[str, str]:

@@ -91,9 +91,14 @@ def _quoted(terms: Iterable[str]) -> list[str]:
     return [f'"{t}"' for t in terms if t and t.isalnum()]
 
 
+#: A scope: index tokens every result carries; a tuple of tokens is satisfied by any one of them
+#: (the conversations of a workspace the caller may see).
+Scope = Sequence[str | tuple[str, ...]]
+
+
 def fts5_match(
     terms: Sequence[str],
-    scope: Sequence[str],
+    scope: Scope,
     *,
     all_terms: bool = False,
     prefix_last: bool = False,
@@ -113,9 +118,10 @@ def fts5_match(
     return " AND ".join([fts5_scope(scope), expr]) if scope else expr
 
 
-def fts5_scope(scope: Sequence[str]) -> str:
+def fts5_scope(scope: Scope) -> str:
     """An FTS5 ``MATCH`` expression for every row of a scope."""
-    return " AND ".join(f"scope : {q}" for q in _quoted(scope))
+    parts = [_quoted(s if isinstance(s, tuple) else [s]) for s in scope]
+    return " AND ".join("scope : (" + " OR ".join(q) + ")" for q in parts if q)
 
 
 def tsquery(terms: Sequence[str], *, all_terms: bool = False, prefix_last: bool = False) -> str:
@@ -128,6 +134,7 @@ def tsquery(terms: Sequence[str], *, all_terms: bool = False, prefix_last: bool 
     return (" & " if all_terms else " | ").join(quoted)
 
 
-def scope_tsquery(scope: Sequence[str]) -> str:
+def scope_tsquery(scope: Scope) -> str:
     """A ``tsquery`` literal (no normalisation) requiring every scope token."""
-    return " & ".join(f"'{s}'" for s in scope if s and s.isalnum())
+    parts = [[x for x in (s if isinstance(s, tuple) else [s]) if x and x.isalnum()] for s in scope]
+    return " & ".join("(" + " | ".join(f"'{x}'" for x in q) + ")" for q in parts if q)

@@ -1,13 +1,17 @@
-"""Workspace routes: /api/workspaces (CRUD, members, invitations, transfer) and
+"""Workspace routes: /api/workspaces (CRUD, members, invitations, transfer, shared memory) and
 /api/workspace-invites (the caller's own invitations, accepting one, joining by a link)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
 
 from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.base import Page
 from ..contracts.errors import AUTHED, errors
+from ..memory.wire import MemoryHistory, MemoryOut, MemoryPage, MemoryPatch, WorkspaceMemoryIn
+from . import memory as wm
 from . import service as s
 
 router = APIRouter(tags=["workspaces"], responses=errors(*AUTHED))
@@ -120,3 +124,59 @@ async def accept_invite(iid: str, p: CurrentUser, rt: RuntimeDep):
 async def decline_invite(iid: str, p: CurrentUser, rt: RuntimeDep):
     await s.decline(rt.db, p, iid)
     return Response(status_code=204)
+
+
+# ── shared memory: members read, owners/admins manage ──────────────────────────────────────────
+
+
+@router.get(B + "/{wid}/memories", response_model=MemoryPage, responses=errors(404))
+async def list_workspace_memories(
+    wid: str,
+    p: CurrentUser,
+    rt: RuntimeDep,
+    status: Annotated[list[str] | None, Query(description="repeat or comma-separate")] = None,
+    q: Annotated[str | None, Query(max_length=200)] = None,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+):
+    statuses = [x.strip() for v in status or [] for x in v.split(",") if x.strip()] or None
+    return await wm.list_(rt.db, p, wid, status=statuses, q=q, cursor=cursor, limit=limit)
+
+
+@router.post(
+    B + "/{wid}/memories",
+    status_code=201,
+    response_model=MemoryOut,
+    responses=errors(403, 404, 409),
+)
+async def create_workspace_memory(
+    wid: str, body: WorkspaceMemoryIn, p: CurrentUser, rt: RuntimeDep
+):
+    return await wm.create(rt.db, rt.settings, p, wid, body)
+
+
+@router.get(B + "/{wid}/memories/{mid}", response_model=MemoryOut, responses=errors(404))
+async def get_workspace_memory(wid: str, mid: str, p: CurrentUser, rt: RuntimeDep):
+    return await wm.get(rt.db, p, wid, mid)
+
+
+@router.patch(B + "/{wid}/memories/{mid}", response_model=MemoryOut, responses=errors(403, 404))
+async def patch_workspace_memory(
+    wid: str, mid: str, body: MemoryPatch, p: CurrentUser, rt: RuntimeDep
+):
+    return await wm.update(rt.db, p, wid, mid, body.model_dump(exclude_unset=True))
+
+
+@router.delete(B + "/{wid}/memories/{mid}", status_code=204, responses=errors(403, 404))
+async def delete_workspace_memory(
+    wid: str, mid: str, p: CurrentUser, rt: RuntimeDep, purge: bool = False
+):
+    await wm.remove(rt.db, p, wid, mid, purge=purge)
+    return Response(status_code=204)
+
+
+@router.get(
+    B + "/{wid}/memories/{mid}/history", response_model=MemoryHistory, responses=errors(404)
+)
+async def workspace_memory_history(wid: str, mid: str, p: CurrentUser, rt: RuntimeDep):
+    return await wm.history(rt.db, p, wid, mid)

@@ -96,12 +96,13 @@ async def update_workspace(c: AsyncConnection, wid: str, **values) -> None:
 
 async def delete_workspace(c: AsyncConnection, wid: str) -> None:
     """The workspace and its rows: ``workspace_id`` is a soft reference (no FK), so its
-    conversations and projects are deleted here; each cascades as the seed says (messages,
+    conversations, projects and shared memories are deleted here; each cascades as the seed says (messages,
     shares, leases and ratings with the conversation; problem reports keep a NULL conversation
     and their title snapshot). Members and invitations go by their FK's CASCADE."""
-    C, P = t.conversations.c, t.projects.c
+    C, P, M = t.conversations.c, t.projects.c, t.memories.c
     await c.execute(delete(t.conversations).where(C.workspace_id == wid))
     await c.execute(delete(t.projects).where(P.workspace_id == wid))
+    await c.execute(delete(t.memories).where(M.workspace_id == wid))  # events by FK CASCADE
     await c.execute(delete(t.workspaces).where(W.id == wid))
 
 
