@@ -6,9 +6,13 @@ switching branch, edit in place, deleting a round, fork, counters and the search
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from sqlalchemy import update
 
 from chatmem.db import schema as t
+from chatmem.db.ids import id_block, new_id
 
 from .tree_api import conv, count, new_conv, path, rows, say, texts, tick
 
@@ -273,6 +277,11 @@ async def test_fork_copies_active_path(new_user, app):
     items = await path(a.client, f["id"])
     assert texts(items) == ["q1", "a1", "q2", "a2b", "q3", "a3"]
     assert not {m["id"] for m in items} & {m["id"] for m in (q1, a1, q2, a2, a2b, q3, a3)}
+    # the copies' ids (one block made in the INSERT) look like any id and sort root → leaf
+    assert all(re.fullmatch(r"msg_[0-9a-f]{32}", m["id"]) for m in items)
+    assert [m["id"] for m in items] == sorted(m["id"] for m in items)
+    assert items[0]["id"] > a3["id"] and items[0]["parent_id"] is None
+    assert [m["parent_id"] for m in items[1:]] == [m["id"] for m in items[:-1]]
     assert [m["depth"] for m in items] == list(range(6))
     assert all(m["branch_count"] == 1 for m in items)
     assert f["active_leaf_id"] == items[-1]["id"] and f["last_message_at"] == a3["created_at"]
@@ -291,6 +300,19 @@ async def test_fork_copies_active_path(new_user, app):
     # the fork is a conversation of its own: appending there leaves the source alone
     await say(a.client, f["id"], "only in fork")
     assert texts(await path(a.client, cid))[-1] == "a3"
+
+
+def test_id_blocks_are_consecutive_and_unique():
+    before = new_id("msg")
+    head, low = id_block("msg", 1000)
+    block = [f"{head}{low + i:08x}" for i in range(1000)]
+    after = new_id("msg")
+    assert all(re.fullmatch(r"msg_[0-9a-f]{32}", x) for x in block)
+    assert before < block[0] and block == sorted(set(block)) and block[-1] < after
+    h2, l2 = id_block("msg", 2**32)  # a whole block never carries into the fixed digits
+    assert l2 == 0 and h2 > head
+    with pytest.raises(ValueError):
+        id_block("msg", 0)
 
 
 async def test_counters_follow_every_write(new_user):

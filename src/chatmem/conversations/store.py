@@ -7,15 +7,11 @@ same transaction as the rows they count.
 
 from __future__ import annotations
 
-import json
-
 from sqlalchemy import (
+    BigInteger,
     Integer,
-    Text,
     and_,
-    bindparam,
     case,
-    cast,
     delete,
     func,
     insert,
@@ -25,13 +21,12 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.dialect import unindexed
-from ..db.ids import new_id
+from ..db.ids import id_block, new_id
 from ..errors import Unprocessable, found
 from ..workspaces.store import in_workspace, visible
 from . import blocks as blk
@@ -471,11 +466,16 @@ def list_query(
 _FORK_SET = ("id", "conversation_id", "parent_id", "depth", "user_id", "agent_id")
 
 
-def _nth_id(c: AsyncConnection, index):
-    """The ``index``-th (0-based) id of the JSON list ``ids`` bound to a fork's statement."""
+def _block_id(c: AsyncConnection, head: str, low: int, index):
+    """The id ``index`` (0-based) of the block ``ids.id_block`` reserved: ``head`` + 8 hex
+    digits of ``low + index`` — computed per row, so the statement binds two values whatever
+    the number of copies (a bound JSON list of ids cost a parse of the list per row)."""
+    n = literal(low, BigInteger) + index
     if c.dialect.name == "postgresql":
-        return cast(bindparam("ids", type_=Text), JSONB).op("->>")(index)
-    return func.json_extract(bindparam("ids"), literal("$[") + cast(index, Text) + literal("]"))
+        digits = func.lpad(func.to_hex(n), 8, "0")
+    else:
+        digits = func.printf("%08x", n)
+    return literal(head) + digits
 
 
 async def path_summary(
@@ -497,31 +497,33 @@ async def copy_path(
 ) -> str | None:  # fmt: skip
     """Copy the ``count`` messages on the path up from ``start`` into ``new_conv`` as a chain,
     in ONE ``INSERT … SELECT`` over the path walk: the rows never travel through Python (a fork
-    of 10,000 messages used to decode and re-encode every row). The new ids are made here and
-    bound as one list; the copy at depth d takes the d-th, its parent the (d-1)-th."""
+    of 10,000 messages used to decode and re-encode every row). The new ids are one block
+    (``ids.id_block``) computed in the statement: the copy at depth d takes the d-th, its parent
+    the (d-1)-th."""
     if count <= 0:
         return None
-    ids = [new_id("msg") for _ in range(count)]
+    head, low = id_block("msg", count)
     cols = [k for k in _ALL if k not in _FORK_SET]
     path = _path_cte(conv_id, start, count, ("id", "parent_id"))
     m = t.messages.alias("src")
     depth = count - path.c.n  # n = 1 at ``start`` (the leaf of the copy)
     sel = select(
-        _nth_id(c, depth),
+        _block_id(c, head, low, depth),
         literal(new_conv.id),
-        case((path.c.n == count, None), else_=_nth_id(c, depth - 1)),
+        case((path.c.n == count, None), else_=_block_id(c, head, low, depth - 1)),
         depth,
         literal(user_id),
         literal(new_conv.agent_id),
         *(m.c[k] for k in cols),
     ).join_from(path, m, m.c.id == path.c.id)
     stmt = insert(t.messages).from_select([*_FORK_SET, *cols], sel)
-    await c.execute(stmt, {"ids": json.dumps(ids)})
+    await c.execute(stmt)
+    leaf = f"{head}{low + count - 1:08x}"
     await c.execute(
         update(t.conversations)
         .where(C.id == new_conv.id)
         .values(
-            message_count=count, last_message_at=newest, active_leaf_id=ids[-1], updated_at=now_ms()
+            message_count=count, last_message_at=newest, active_leaf_id=leaf, updated_at=now_ms()
         )
     )
-    return ids[-1]
+    return leaf
