@@ -6,6 +6,7 @@ import { RouterProvider } from "react-router";
 import { router } from "./app/routes";
 import "./styles/app.css";
 import "./styles/library.css";
+import "./styles/workspaces.css";
 
 const queryClient = new QueryClient({
   defaultOptions: { queries: { refetchOnWindowFocus: false, retry: 1 } },

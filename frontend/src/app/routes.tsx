@@ -10,8 +10,9 @@ import { LoginPage } from "./LoginPage";
 import { MemoryLibrary } from "../memory/MemoryLibrary";
 import { SharePage } from "../share/SharePage";
 import { Root, SignedIn } from "./Root";
+import { WorkspacePage } from "../workspaces/WorkspacePage";
 
-export const ROUTES = ["/", "/login", "/c/:conversationId", "/archive", "/projects/:projectId", "/settings", "/memories"];
+export const ROUTES = ["/", "/login", "/c/:conversationId", "/archive", "/projects/:projectId", "/settings", "/memories", "/workspaces/:workspaceId"];
 
 export const router = createBrowserRouter([
   {
@@ -28,6 +29,7 @@ export const router = createBrowserRouter([
           { path: "/projects/:projectId", element: <ProjectView /> },
           { path: "/settings", element: <SettingsPage /> },
           { path: "/memories", element: <MemoryLibrary /> },
+          { path: "/workspaces/:workspaceId", element: <WorkspacePage /> },
         ],
       },
     ],

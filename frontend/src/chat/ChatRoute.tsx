@@ -13,6 +13,7 @@ import { ModelPicker } from "./ModelPicker";
 import { ThreadPanel } from "./ThreadPanel";
 import { ChatTools } from "./ChatTools";
 import { TopBar } from "./TopBar";
+import { useAuthors } from "../workspaces/api";
 
 function HelpButton() {
   const t = useT();
@@ -32,6 +33,7 @@ export function ChatRoute() {
   const t = useT();
   const [thread, setThread] = useState<{ id: string; quote: string } | null>(null);
   const title = conv.data?.title ?? "";
+  const authors = useAuthors(conv.data?.workspace_id || undefined);
 
   useEffect(() => setThread(null), [conversationId]);
   useEffect(() => {
@@ -60,6 +62,7 @@ export function ChatRoute() {
           model={conv.data?.model_id || undefined}
           target={params.get("m")}
           onThread={setThread}
+          authors={authors}
         />
       </div>
       {thread && conversationId && (

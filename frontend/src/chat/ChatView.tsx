@@ -39,9 +39,11 @@ export interface ChatViewProps {
   onThread?: (thread: { id: string; quote: string }) => void;
   composerId?: string;
   empty?: React.ReactNode;
+  /** user id → name, in a shared workspace conversation (shown beside each question). */
+  authors?: Record<string, string>;
 }
 
-export function ChatView({ cid, create, onCreated, model, target, onThread, composerId, empty }: ChatViewProps) {
+export function ChatView({ cid, create, onCreated, model, target, onThread, composerId, empty, authors }: ChatViewProps) {
   const t = useT();
   const qc = useQueryClient();
   const navigate = useNavigate();
@@ -351,6 +353,7 @@ export function ChatView({ cid, create, onCreated, model, target, onThread, comp
               busy={busyPath}
               highlighted={highlight === m.id}
               actions={actions}
+              author={authors && m.author_id ? authors[m.author_id] : undefined}
             />
           ))}
         </ol>

@@ -37,12 +37,15 @@ export function MessageItem({
   busy,
   highlighted,
   actions,
+  author,
 }: {
   m: Message;
   live?: TurnState;
   busy: boolean;
   highlighted: boolean;
   actions: MessageActions;
+  /** Who said it (or asked for the answer), in a shared workspace conversation. */
+  author?: string;
 }) {
   const t = useT();
   const d = displayOf(m, live);
@@ -102,6 +105,7 @@ export function MessageItem({
         {m.role === "user" ? "" : "◆"}
       </div>
       <div className="msg-main">
+        {author && m.role === "user" && <div className="msg-author muted small">{author}</div>}
         {d.thinking && (
           <details className="thinking" open={streaming && !d.text}>
             <summary>{t("thinking")}</summary>

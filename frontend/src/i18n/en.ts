@@ -1,9 +1,11 @@
 // English UI text: the source catalogue. Every other language must have exactly these keys
 // (zh.ts is typed against this object, so a missing string fails the type check).
 import { libraryEn } from "./library.en";
+import { workspacesEn } from "./workspaces.en";
 
 export const en = {
   ...libraryEn,
+  ...workspacesEn,
   appName: "chatmem",
   // login
   loginTitle: "Log in to chatmem",

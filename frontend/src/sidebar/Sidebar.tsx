@@ -8,6 +8,7 @@ import { useT } from "../i18n";
 import { keys, useProjects } from "../queries";
 import { ConversationList } from "./ConversationList";
 import { ProjectDialog } from "./ProjectDialog";
+import { WorkspaceSwitcher } from "../workspaces/WorkspaceSwitcher";
 
 export function Sidebar() {
   const t = useT();
@@ -40,6 +41,7 @@ export function Sidebar() {
           <span aria-hidden="true">{isNarrow ? "×" : "«"}</span>
         </button>
       </div>
+      <WorkspaceSwitcher />
       <div className="sidebar-actions">
         <button
           type="button"

@@ -32,6 +32,7 @@ SPA_PATHS = (
     "/projects/{project_id}",
     "/settings",
     "/memories",
+    "/workspaces/{workspace_id}",
 )
 
 NOT_BUILT = """<!doctype html><meta charset="utf-8"><title>chatmem</title>

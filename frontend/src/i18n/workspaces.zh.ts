@@ -1,0 +1,33 @@
+// 工作空间的中文界面文字（键与 workspaces.en.ts 一致）。
+import type { workspacesEn } from "./workspaces.en";
+
+export const workspacesZh: typeof workspacesEn = {
+  wsSpace: "空间",
+  wsPersonal: "个人",
+  wsNew: "新建工作空间",
+  wsName: "工作空间名称",
+  wsCreate: "创建",
+  wsInvitations: "邀请",
+  wsAccept: "接受",
+  wsDecline: "拒绝",
+  wsChats: "共享对话",
+  wsNoChats: "这个工作空间还没有对话。",
+  wsNewShared: "新建共享对话",
+  wsNewPrivate: "新建私人对话",
+  wsPrivate: "私人",
+  wsMembers: "成员",
+  wsRole: "角色",
+  wsRole_owner: "所有者",
+  wsRole_admin: "管理员",
+  wsRole_member: "成员",
+  wsRoleOf: "{name} 的角色",
+  wsRemove: "移除",
+  wsRemoveName: "移除 {name}",
+  wsLeave: "退出工作空间",
+  wsInvite: "邀请",
+  wsInviteEmail: "要邀请的邮箱",
+  wsInviteLink: "生成邀请链接",
+  wsInviteSent: "已向 {email} 发送邀请。",
+  wsLinkReady: "一次性邀请链接（只显示一次）：",
+  wsYou: "你",
+};
