@@ -278,12 +278,15 @@ def latency(client, admin, model: str) -> None:
     wait_jobs(admin)
     ms: dict[int, list[float]] = {100: [], 10_000: []}
     cold: dict[int, float] = {}
+    found: dict[int, list[int]] = {100: [], 10_000: []}
     for k in range(30):
         for n, (conv, cid, leaf) in convs.items():
             q = conv.questions[k % len(conv.questions)]
-            got = (ask(client, cid, leaf, q.text).get("recall") or {}).get("ms")
+            info = ask(client, cid, leaf, q.text).get("recall") or {}
+            got = info.get("ms")
             if got is None:
                 continue
+            found[n].append(info.get("candidates", 0))
             if n not in cold:
                 cold[n] = got
             else:
@@ -293,7 +296,8 @@ def latency(client, admin, model: str) -> None:
         p95 = sorted(ms[n])[int(len(ms[n]) * 0.95)]
         print(
             f"  {n:>6} messages: recall p50 {p50[n]:.2f} ms, p95 {p95:.2f} ms "
-            f"({len(ms[n])} questions; cold first question {cold[n]:.1f} ms)"
+            f"({len(ms[n])} questions; cold first question {cold[n]:.1f} ms; "
+            f"{statistics.median(found[n]):.0f} candidate rows)"
         )
     print(f"  ratio 10,000 / 100 = {p50[10_000] / p50[100]:.2f} (target ≤ 2)")
 
