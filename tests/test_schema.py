@@ -103,6 +103,28 @@ def test_every_index_exists(db_url):
     assert {"idx_projects_user_name_unique", "idx_conv_user_updated"} <= EXPRESSION_INDEXES
 
 
+async def _gin_options(url: str) -> dict[str, list[str]]:
+    engine = create_async_engine(normalize_url(url))
+    try:
+        async with engine.connect() as conn:
+            rows = await conn.exec_driver_sql(
+                "SELECT c.relname, c.reloptions FROM pg_class c WHERE c.relname = ANY($1)",
+                (list(FTS_INDEXES),),
+            )
+            return {r[0]: list(r[1] or []) for r in rows.all()}
+    finally:
+        await engine.dispose()
+
+
+def test_full_text_gin_indexes_have_no_pending_list(db_url):
+    """Migration 0015: recall reads rows written seconds ago, so GIN's pending list (scanned
+    linearly by every query until VACUUM) is off on PostgreSQL."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("a PostgreSQL index option (FTS5 has no pending list)")
+    opts = asyncio.run(_gin_options(db_url))
+    assert opts == {name: ["fastupdate=off"] for name in FTS_INDEXES}, opts
+
+
 def test_downgrade_and_reupgrade(db_url):
     upgrade(db_url)
     downgrade(db_url, "base")
