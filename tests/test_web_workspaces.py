@@ -96,6 +96,9 @@ def test_switcher_members_and_authors(browser, server, user, look):
     q2.wait_for()
     assert q1.locator(".msg-author").inner_text() == "Alice"
     assert q2.locator(".msg-author").inner_text() == "Bob"
+    open_sidebar_if_narrow(page, look)
+    # the chat's workspace is shown (once the list of workspaces has loaded)
+    assert eventually(lambda: page.locator("#ws-select").input_value() == wid)
     no_horizontal_scroll(page)
     shot(page, "workspace-authors", look)
     # a personal conversation shows no author line; the switcher goes back to personal space
@@ -104,7 +107,7 @@ def test_switcher_members_and_authors(browser, server, user, look):
     assert page.locator(".msg-author").count() == 0
     page.goto(f"/workspaces/{wid}")
     open_sidebar_if_narrow(page, look)
-    assert page.locator("#ws-select").input_value() == wid
+    assert eventually(lambda: page.locator("#ws-select").input_value() == wid)
     page.locator("#ws-select").select_option("")
     page.wait_for_url(re.compile(r"/$"))
     # Bob leaves

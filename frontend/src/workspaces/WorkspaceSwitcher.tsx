@@ -4,13 +4,17 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { useNavigate, useParams, useSearchParams } from "react-router";
 import { useT } from "../i18n";
+import { useConversation } from "../queries";
 import { useFail, useWorkspaces, wsApi, wsKeys } from "./api";
 
 export function WorkspaceSwitcher() {
   const t = useT();
   const navigate = useNavigate();
   const qc = useQueryClient();
-  const { workspaceId } = useParams();
+  const { workspaceId, conversationId } = useParams();
+  // in a workspace's conversation the switcher shows that workspace
+  const open = useConversation(workspaceId ? undefined : conversationId).data;
+  const current = workspaceId ?? (open?.workspace_id || "");
   const spaces = useWorkspaces().data?.items ?? [];
   const invites = useQuery({ queryKey: wsKeys.invites, queryFn: wsApi.myInvites }).data?.items ?? [];
   const [adding, setAdding] = useState(false);
@@ -67,7 +71,7 @@ export function WorkspaceSwitcher() {
         </label>
         <select
           id="ws-select"
-          value={workspaceId ?? ""}
+          value={current}
           onChange={(e) => navigate(e.target.value ? `/workspaces/${e.target.value}` : "/")}
         >
           <option value="">{t("wsPersonal")}</option>
