@@ -7,6 +7,7 @@ import { router } from "./app/routes";
 import "./styles/app.css";
 import "./styles/library.css";
 import "./styles/workspaces.css";
+import "./styles/console.css";
 
 const queryClient = new QueryClient({
   defaultOptions: { queries: { refetchOnWindowFocus: false, retry: 1 } },

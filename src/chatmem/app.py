@@ -19,6 +19,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import edge
+from .admin import routes as admin_routes
 from .agents import routes as agents_routes
 from .auth import routes as auth_routes
 from .auth.throttle import LoginGuard
@@ -78,6 +79,7 @@ ROUTERS = [
     context_routes.router,
     threads_routes.router,
     jobs_routes.router,
+    admin_routes.router,
     compat_routes.router,
     memory_routes.router,
     sharing_routes.router,

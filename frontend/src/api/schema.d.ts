@@ -78,6 +78,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/jobs/{job_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry Job
+         * @description Queue a failed job again, due now, its attempts starting over (409 unless it failed).
+         */
+        post: operations["retry_job_api_admin_jobs__job_id__retry_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/ratings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Ratings
+         * @description Likes, dislikes and dislike reasons per model, and the newest rated comments.
+         */
+        get: operations["ratings_api_admin_ratings_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage
+         * @description Answers, tokens and cost per UTC day, user and model over the last ``days`` days.
+         */
+        get: operations["usage_api_admin_usage_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/user-feedback": {
         parameters: {
             query?: never;
@@ -112,6 +172,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Users */
+        get: operations["list_users_api_admin_users_get"];
+        put?: never;
+        /**
+         * Create User
+         * @description A new user, with a password or without one (then send them a login link).
+         */
+        post: operations["create_user_api_admin_users_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/users/{uid}": {
         parameters: {
             query?: never;
@@ -127,6 +208,50 @@ export interface paths {
          * @description Admins: delete a user and every row of theirs (``confirm``: that user's email).
          */
         delete: operations["delete_user_api_admin_users__uid__delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Patch User
+         * @description Make admin / user, disable / enable (disabling ends their web sessions).
+         */
+        patch: operations["patch_user_api_admin_users__uid__patch"];
+        trace?: never;
+    };
+    "/api/admin/users/{uid}/login-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Login Link
+         * @description A one-time login link for the user (valid 24 hours).
+         */
+        post: operations["login_link_api_admin_users__uid__login_link_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/users/{uid}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set Password
+         * @description Reset a user's password; their web sessions end.
+         */
+        post: operations["set_password_api_admin_users__uid__password_post"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -679,6 +804,50 @@ export interface paths {
         head?: never;
         /** Patch Me */
         patch: operations["patch_me_api_me_patch"];
+        trace?: never;
+    };
+    "/api/me/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Keys
+         * @description The caller's API keys, oldest first (revoked ones too, marked).
+         */
+        get: operations["list_keys_api_me_keys_get"];
+        put?: never;
+        /**
+         * Create Key
+         * @description A new API key for the caller; ``secret`` is in this answer only.
+         */
+        post: operations["create_key_api_me_keys_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/keys/{kid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke Key
+         * @description Revoke one of the caller's live keys (another user's key, or a revoked one: 404).
+         */
+        delete: operations["revoke_key_api_me_keys__kid__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/me/memories": {
@@ -1338,6 +1507,73 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AdminPasswordIn */
+        AdminPasswordIn: {
+            /** Password */
+            password: string;
+        };
+        /** AdminUsageOut */
+        AdminUsageOut: {
+            /** Rows */
+            rows: components["schemas"]["UsageRow"][];
+            /** Since */
+            since: number;
+        };
+        /** AdminUserIn */
+        AdminUserIn: {
+            /**
+             * Admin
+             * @default false
+             */
+            admin?: boolean;
+            /** Email */
+            email: string;
+            /**
+             * Name
+             * @default
+             */
+            name?: string;
+            /**
+             * Password
+             * @description none: send a login link
+             */
+            password?: string | null;
+        };
+        /** AdminUserOut */
+        AdminUserOut: {
+            /** Created At */
+            created_at: number;
+            /**
+             * Disabled
+             * @description a disabled user cannot log in or use a key
+             */
+            disabled: boolean;
+            /** Email */
+            email: string;
+            /** Has Password */
+            has_password: boolean;
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /**
+             * Role
+             * @description user | admin
+             */
+            role: string;
+        };
+        /** AdminUserPage */
+        AdminUserPage: {
+            /** Items */
+            items: components["schemas"]["AdminUserOut"][];
+        };
+        /** AdminUserPatch */
+        AdminUserPatch: {
+            /** Disabled */
+            disabled?: boolean | null;
+            /** Role */
+            role?: string | null;
+        };
         /** AgentConversationMessage */
         AgentConversationMessage: {
             /** Agentid */
@@ -2490,6 +2726,49 @@ export interface components {
             /** Token */
             token: string;
         };
+        /** KeyCreated */
+        KeyCreated: {
+            key: components["schemas"]["KeyOut"];
+            /**
+             * Secret
+             * @description the key itself: shown this once, never again
+             */
+            secret: string;
+        };
+        /** KeyIn */
+        KeyIn: {
+            /**
+             * Name
+             * @default
+             */
+            name?: string;
+        };
+        /** KeyOut */
+        KeyOut: {
+            /** Created At */
+            created_at: number;
+            /** Id */
+            id: string;
+            /** Last Used At */
+            last_used_at: number | null;
+            /** Name */
+            name: string;
+            /**
+             * Prefix
+             * @description the key's first characters, to recognise it
+             */
+            prefix: string;
+            /**
+             * Revoked At
+             * @description set once revoked; a revoked key never works again
+             */
+            revoked_at: number | null;
+        };
+        /** KeyPage */
+        KeyPage: {
+            /** Items */
+            items: components["schemas"]["KeyOut"][];
+        };
         /** LeafIn */
         LeafIn: {
             /** Leaf Id */
@@ -2501,6 +2780,16 @@ export interface components {
             email: string;
             /** Password */
             password: string;
+        };
+        /** LoginLinkOut */
+        LoginLinkOut: {
+            /** Expires At */
+            expires_at: number;
+            /**
+             * Url
+             * @description a one-time login link; it works once, until expires_at
+             */
+            url: string;
         };
         /** LoginOut */
         LoginOut: {
@@ -3108,6 +3397,22 @@ export interface components {
             /** Provider */
             provider: string;
         };
+        /** ModelRatings */
+        ModelRatings: {
+            /** Dislikes */
+            dislikes: number;
+            /** Likes */
+            likes: number;
+            /** Model Id */
+            model_id: string;
+            /**
+             * Reasons
+             * @description dislike reason → how many ratings gave it
+             */
+            reasons: {
+                [key: string]: number;
+            };
+        };
         /** MyInviteOut */
         MyInviteOut: {
             /** Expires At */
@@ -3301,6 +3606,21 @@ export interface components {
             /** Title */
             title: string;
         };
+        /** RatingComment */
+        RatingComment: {
+            /** Comment */
+            comment: string;
+            /** Model Id */
+            model_id: string;
+            /** Rating */
+            rating: string;
+            /** Reasons */
+            reasons: string[];
+            /** Updated At */
+            updated_at: number;
+            /** User Email */
+            user_email: string;
+        };
         /** RatingOut */
         RatingOut: {
             /** Comment */
@@ -3316,6 +3636,18 @@ export interface components {
             reasons: string[];
             /** Updated At */
             updated_at: number;
+        };
+        /** RatingSummary */
+        RatingSummary: {
+            /** Models */
+            models: components["schemas"]["ModelRatings"][];
+            /**
+             * Recent
+             * @description the newest ratings with reasons or a comment
+             */
+            recent: components["schemas"]["RatingComment"][];
+            /** Since */
+            since: number;
         };
         /** Readiness */
         Readiness: {
@@ -3774,6 +4106,31 @@ export interface components {
             prompt_tokens_details?: components["schemas"]["PromptTokensDetails"] | null;
             /** Total Tokens */
             total_tokens: number;
+        };
+        /** UsageRow */
+        UsageRow: {
+            /** Answers */
+            answers: number;
+            /**
+             * Cost
+             * @description USD
+             */
+            cost: number;
+            /**
+             * Day
+             * @description the UTC day's start, epoch ms
+             */
+            day: number;
+            /** Input Tokens */
+            input_tokens: number;
+            /** Model Id */
+            model_id: string;
+            /** Output Tokens */
+            output_tokens: number;
+            /** User Email */
+            user_email: string;
+            /** User Id */
+            user_id: string;
         };
         /** UserOut */
         UserOut: {
@@ -4271,6 +4628,228 @@ export interface operations {
             };
         };
     };
+    retry_job_api_admin_jobs__job_id__retry_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ratings_api_admin_ratings_get: {
+        parameters: {
+            query?: {
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RatingSummary"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    usage_api_admin_usage_get: {
+        parameters: {
+            query?: {
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUsageOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     list_reports_api_admin_user_feedback_get: {
         parameters: {
             query?: {
@@ -4418,6 +4997,160 @@ export interface operations {
             };
         };
     };
+    list_users_api_admin_users_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUserPage"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_user_api_admin_users_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminUserIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUserOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body exceeds the server's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     delete_user_api_admin_users__uid__delete: {
         parameters: {
             query?: never;
@@ -4480,6 +5213,270 @@ export interface operations {
             };
             /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body exceeds the server's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patch_user_api_admin_users__uid__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminUserPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUserOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict: a turn is already running on this branch, a message is streaming, a name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body exceeds the server's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    login_link_api_admin_users__uid__login_link_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginLinkOut"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    set_password_api_admin_users__uid__password_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminPasswordIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8318,6 +9315,226 @@ export interface operations {
             };
             /** @description The request body exceeds the server's limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_keys_api_me_keys_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyPage"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_key_api_me_keys_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyCreated"];
+                };
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request body exceeds the server's limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation failed: the body or a parameter does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is briefly unavailable; retry (Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    revoke_key_api_me_keys__kid__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: an invalid cursor, Last-Event-ID, query or URL (e.g. NUL characters) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials (a bearer API key or the session cookie) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden: a cookie-authenticated write without its CSRF token, an admin-only route, or a workspace action your role in it does not allow */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (anything owned by another user is reported as not found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

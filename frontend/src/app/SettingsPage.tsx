@@ -1,5 +1,5 @@
-// Settings: profile (name, language, theme) and the password. Part 2 adds API keys, memory and
-// data sections here.
+// Settings: profile (name, language, theme), the password, API keys, the memory switch and the
+// user's data (export, account deletion).
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ApiError } from "../api/client";
@@ -7,6 +7,9 @@ import { api } from "../api/endpoints";
 import { errorText, LANGS, useT, type Lang } from "../i18n";
 import { keys } from "../queries";
 import { TopBar } from "../chat/TopBar";
+import { ApiKeys } from "../settings/ApiKeys";
+import { DataSection } from "../settings/DataSection";
+import { MemorySection } from "../settings/MemorySection";
 import type { ThemePref } from "../ui/prefs";
 import { toast } from "../ui/toast";
 import { useApp } from "./context";
@@ -142,6 +145,9 @@ export function SettingsPage() {
             </button>
           </form>
         </section>
+        <ApiKeys />
+        <MemorySection />
+        <DataSection />
       </div>
     </div>
   );

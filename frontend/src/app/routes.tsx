@@ -9,10 +9,26 @@ import { SettingsPage } from "./SettingsPage";
 import { LoginPage } from "./LoginPage";
 import { MemoryLibrary } from "../memory/MemoryLibrary";
 import { SharePage } from "../share/SharePage";
+import { CompanionChat } from "../companions/CompanionChat";
+import { CompanionInbox } from "../companions/CompanionInbox";
+import { AdminPage } from "../admin/AdminPage";
 import { Root, SignedIn } from "./Root";
 import { WorkspacePage } from "../workspaces/WorkspacePage";
 
-export const ROUTES = ["/", "/login", "/c/:conversationId", "/archive", "/projects/:projectId", "/settings", "/memories", "/workspaces/:workspaceId"];
+export const ROUTES = [
+  "/",
+  "/login",
+  "/c/:conversationId",
+  "/archive",
+  "/projects/:projectId",
+  "/settings",
+  "/memories",
+  "/companions",
+  "/companions/:agentId",
+  "/admin",
+  "/admin/:section",
+  "/workspaces/:workspaceId",
+];
 
 export const router = createBrowserRouter([
   {
@@ -30,6 +46,10 @@ export const router = createBrowserRouter([
           { path: "/settings", element: <SettingsPage /> },
           { path: "/memories", element: <MemoryLibrary /> },
           { path: "/workspaces/:workspaceId", element: <WorkspacePage /> },
+          { path: "/companions", element: <CompanionInbox /> },
+          { path: "/companions/:agentId", element: <CompanionChat /> },
+          { path: "/admin", element: <AdminPage /> },
+          { path: "/admin/:section", element: <AdminPage /> },
         ],
       },
     ],

@@ -41,9 +41,11 @@ export interface ChatViewProps {
   empty?: React.ReactNode;
   /** user id → name, in a shared workspace conversation (shown beside each question). */
   authors?: Record<string, string>;
+  /** Shown above the first message (a companion's opening message). */
+  lead?: React.ReactNode;
 }
 
-export function ChatView({ cid, create, onCreated, model, target, onThread, composerId, empty, authors }: ChatViewProps) {
+export function ChatView({ cid, create, onCreated, model, target, onThread, composerId, empty, authors, lead }: ChatViewProps) {
   const t = useT();
   const qc = useQueryClient();
   const navigate = useNavigate();
@@ -344,6 +346,7 @@ export function ChatView({ cid, create, onCreated, model, target, onThread, comp
           </p>
         )}
         {thread.state === "ready" && items.length === 0 && !running && (empty ?? null)}
+        {thread.state === "ready" && !cursor && lead}
         <ol className="message-list" aria-label={t("messages")}>
           {items.map((m) => (
             <MessageItem

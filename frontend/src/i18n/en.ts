@@ -1,11 +1,13 @@
 // English UI text: the source catalogue. Every other language must have exactly these keys
 // (zh.ts is typed against this object, so a missing string fails the type check).
+import { consoleEn } from "./console.en";
 import { libraryEn } from "./library.en";
 import { workspacesEn } from "./workspaces.en";
 
 export const en = {
   ...libraryEn,
   ...workspacesEn,
+  ...consoleEn,
   appName: "chatmem",
   // login
   loginTitle: "Log in to chatmem",

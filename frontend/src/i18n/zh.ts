@@ -1,11 +1,13 @@
 // 中文界面文字 (keys must match en.ts exactly: the type enforces it).
 import type { Messages } from "./en";
+import { consoleZh } from "./console.zh";
 import { libraryZh } from "./library.zh";
 import { workspacesZh } from "./workspaces.zh";
 
 export const zh: Messages = {
   ...libraryZh,
   ...workspacesZh,
+  ...consoleZh,
   appName: "chatmem",
   loginTitle: "登录 chatmem",
   email: "邮箱",

@@ -3,6 +3,7 @@
 // UNKNOWN_CURRENT conflicts side by side, and the switch that turns memory off.
 import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
+import { useSearchParams } from "react-router";
 import { ApiError } from "../api/client";
 import { api } from "../api/endpoints";
 import { lib, type Memory } from "../api/library";
@@ -39,7 +40,8 @@ export function MemoryLibrary() {
   const t = useT();
   const qc = useQueryClient();
   const { me } = useApp();
-  const [filter, setFilter] = useState<Filter>({ status: "", type: "", agent: "", q: "" });
+  const [params] = useSearchParams(); // ?agent= from a companion's "Memories"
+  const [filter, setFilter] = useState<Filter>({ status: "", type: "", agent: params.get("agent") ?? "", q: "" });
   const [q, setQ] = useState("");
   const [editing, setEditing] = useState<Memory | null | undefined>(undefined);
   const [history, setHistory] = useState<Memory | null>(null);

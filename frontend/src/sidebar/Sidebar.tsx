@@ -9,6 +9,7 @@ import { keys, useProjects } from "../queries";
 import { ConversationList } from "./ConversationList";
 import { ProjectDialog } from "./ProjectDialog";
 import { WorkspaceSwitcher } from "../workspaces/WorkspaceSwitcher";
+import { ReportDialog } from "../report/ReportDialog";
 
 export function Sidebar() {
   const t = useT();
@@ -17,6 +18,7 @@ export function Sidebar() {
   const navigate = useNavigate();
   const qc = useQueryClient();
   const [newProject, setNewProject] = useState(false);
+  const [reporting, setReporting] = useState(false);
 
   return (
     <nav
@@ -86,12 +88,23 @@ export function Sidebar() {
         <NavLink to="/archive" className="foot-link">
           {t("archive")}
         </NavLink>
+        <NavLink to="/companions" className="foot-link">
+          {t("companions")}
+        </NavLink>
         <NavLink to="/memories" className="foot-link">
           {t("memoryLibrary")}
         </NavLink>
         <NavLink to="/settings" className="foot-link">
           {t("settings")}
         </NavLink>
+        {me.role === "admin" && (
+          <NavLink to="/admin" className="foot-link">
+            {t("admin")}
+          </NavLink>
+        )}
+        <button type="button" className="foot-link" onClick={() => setReporting(true)}>
+          {t("reportProblem")}
+        </button>
         <button type="button" className="foot-link" onClick={openHelp} aria-keyshortcuts="?">
           {t("keyboardShortcuts")}
         </button>
@@ -114,6 +127,7 @@ export function Sidebar() {
         </div>
       </div>
       <ProjectDialog open={newProject} onClose={() => setNewProject(false)} />
+      <ReportDialog open={reporting} onClose={() => setReporting(false)} />
     </nav>
   );
 }

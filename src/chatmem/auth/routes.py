@@ -1,4 +1,5 @@
-"""Auth routes: password login to a session cookie, logout, the caller's own profile and password."""
+"""Auth routes: password login to a session cookie, logout, the caller's own profile, password and
+API keys (a new key's secret is in the create answer only; the store keeps its hash)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pydantic import ConfigDict, Field
 from ..contracts.base import Input, Output
 from ..contracts.errors import AUTHED, errors
 from ..edge.headers import client_ip, is_https
-from ..errors import Unauthorized
+from ..errors import NotFound, Unauthorized
 from ..runtime import Runtime
 from . import service
 from .deps import (
@@ -61,6 +62,28 @@ class MePatch(Input):
     memory_enabled: bool | None = None
     language: Literal["en", "zh"] | None = None  # UI text and default conversation titles
     theme: Literal["system", "light", "dark"] | None = None
+
+
+class KeyOut(Output):
+    id: str
+    name: str
+    prefix: str = Field(description="the key's first characters, to recognise it")
+    created_at: int
+    last_used_at: int | None
+    revoked_at: int | None = Field(description="set once revoked; a revoked key never works again")
+
+
+class KeyPage(Output):
+    items: list[KeyOut]
+
+
+class KeyIn(Input):
+    name: str = Field(default="", max_length=100)
+
+
+class KeyCreated(Output):
+    key: KeyOut
+    secret: str = Field(description="the key itself: shown this once, never again")
 
 
 class PasswordIn(Input):
@@ -178,4 +201,26 @@ async def change_password(
     await service.change_password(
         rt.db, p, body.current_password, body.new_password, session_token=token
     )
+    return Response(status_code=204)
+
+
+@router.get("/me/keys", response_model=KeyPage)
+async def list_keys(p: CurrentUser, rt: RuntimeDep):
+    """The caller's API keys, oldest first (revoked ones too, marked)."""
+    return {"items": await service.list_keys(rt.db, p.id)}
+
+
+@router.post("/me/keys", status_code=201, response_model=KeyCreated)
+async def create_key(body: KeyIn, p: CurrentUser, rt: RuntimeDep):
+    """A new API key for the caller; ``secret`` is in this answer only."""
+    kid, secret = await service.create_key(rt.db, p.id, body.name.strip())
+    keys = {k["id"]: k for k in await service.list_keys(rt.db, p.id)}
+    return {"key": keys[kid], "secret": secret}
+
+
+@router.delete("/me/keys/{kid}", status_code=204, responses=errors(404))
+async def revoke_key(kid: str, p: CurrentUser, rt: RuntimeDep):
+    """Revoke one of the caller's live keys (another user's key, or a revoked one: 404)."""
+    if not kid.startswith("key_") or not await service.revoke_key(rt.db, kid, p.id):
+        raise NotFound("no such live API key")
     return Response(status_code=204)

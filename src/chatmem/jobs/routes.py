@@ -1,5 +1,6 @@
 """The jobs routes: ``GET /api/admin/jobs`` lists jobs (failed ones keep their ``last_error``)
-for operators. (The in-process ``Worker`` is started by the composition root, ``app.py``.)
+for operators; ``POST /api/admin/jobs/{id}/retry`` queues a failed one again. (The in-process
+``Worker`` is started by the composition root, ``app.py``.)
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from fastapi import APIRouter, Query
 from ..auth.deps import CurrentAdmin, RuntimeDep
 from ..contracts.base import Output
 from ..contracts.errors import AUTHED, errors
-from .worker import list_recent
+from .worker import list_recent, retry_failed
 
 router = APIRouter(prefix="/api/admin/jobs", tags=["jobs"], responses=errors(*AUTHED))
 
@@ -46,3 +47,9 @@ async def list_jobs(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ):
     return await list_recent(rt.db, status=status, kind=kind, limit=limit)
+
+
+@router.post("/{job_id}/retry", response_model=JobOut, responses=errors(404, 409))
+async def retry_job(job_id: str, _p: CurrentAdmin, rt: RuntimeDep):
+    """Queue a failed job again, due now, its attempts starting over (409 unless it failed)."""
+    return await retry_failed(rt.db, job_id)

@@ -37,6 +37,7 @@ from sqlalchemy.exc import IntegrityError
 from ..db import schema as t
 from ..db import singleton
 from ..db.clock import now_ms
+from ..errors import Conflict, NotFound
 from ..runtime import Runtime
 from . import heartbeat as hb
 from .queue import Permanent
@@ -231,6 +232,28 @@ async def list_recent(db, *, status: str | None, kind: str | None, limit: int) -
     async with db.read() as c:
         rows = (await c.execute(q.order_by(J.updated_at.desc(), J.id.desc()).limit(limit))).all()
     return {"items": [job_out(r) for r in rows], "next_cursor": None}
+
+
+async def retry_failed(db, job_id: str) -> dict:
+    """A failed job queued again: due now, attempts from zero, its last error kept until the
+    next attempt. 404 for an unknown id, 409 unless it failed (or when an identical job is
+    already queued: the dedupe key is unique among queued jobs)."""
+    now = now_ms()
+    try:
+        async with db.write() as c:
+            row = (await c.execute(select(t.jobs).where(J.id == job_id))).first()
+            if row is None:
+                raise NotFound(f"no job {job_id!r}")
+            if row.status != "failed":
+                raise Conflict(f"the job is {row.status}, not failed", code="not_failed")
+            q = update(t.jobs).where(J.id == job_id, J.status == "failed")
+            await c.execute(
+                q.values(status="queued", attempts=0, run_after=now, locked_by="", updated_at=now)
+            )
+            row = (await c.execute(select(t.jobs).where(J.id == job_id))).one()
+    except IntegrityError:
+        raise Conflict("an identical job is already queued", code="duplicate_job") from None
+    return job_out(row)
 
 
 async def queue_stats(c) -> tuple[list[tuple[str, str, int]], dict[str, float]]:

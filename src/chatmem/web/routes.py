@@ -33,6 +33,10 @@ SPA_PATHS = (
     "/settings",
     "/memories",
     "/workspaces/{workspace_id}",
+    "/companions",
+    "/companions/{agent_id}",
+    "/admin",
+    "/admin/{section}",
 )
 
 NOT_BUILT = """<!doctype html><meta charset="utf-8"><title>chatmem</title>
