@@ -74,6 +74,7 @@ def check_edit_changes_next_context(page, u: User, look) -> None:
     panel.locator(".ctx-memories li", has_text="orange").wait_for()
     assert "teal" not in panel.inner_text()
     assert "What the model saw" in panel.inner_text()
+    shot(page, "context-answer", look)
     panel.get_by_role("button", name="Close").click()
 
 
