@@ -71,10 +71,12 @@ class Server:
             env=env,
             stdout=out,
             stderr=out,
+            start_new_session=True,  # its own process group: a failed start kills all of it
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                self.kill_group()
                 raise RuntimeError(f"chatmem serve exited with {self.proc.returncode}")
             try:
                 if httpx.get(f"{self.base}/api/health", timeout=1).status_code == 200:
@@ -82,7 +84,17 @@ class Server:
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
-        raise TimeoutError("chatmem serve did not become healthy")
+        self.kill_group()  # never leak a server that did not come up
+        raise TimeoutError(f"chatmem serve did not become healthy in {timeout:.0f} s")
+
+    def kill_group(self) -> None:
+        """SIGKILL the server and anything it started (its own session), then reap it."""
+        if not self.proc:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=30)
 
     def kill(self) -> None:
         if self.proc and self.proc.poll() is None:

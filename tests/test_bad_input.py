@@ -305,10 +305,40 @@ async def test_null_for_a_required_agent_field_leaves_it_unchanged(app, new_user
 
 
 async def test_memory_validity_beyond_64_bits_is_a_422(app, new_user):
-    """Found by schemathesis: ``valid_from``/``valid_until`` ≥ 2^63 overflowed the column (500)."""
+    """Found by schemathesis: ``valid_from``/``valid_until`` ≥ 2^63 overflowed the column (500).
+    The bound is 2^53 - 1: the schema's ``maximum`` must be exact in a JSON reader's doubles (a
+    fuzzer sent 2^63 + 192, which a double rounds to 2^63 - 1 and calls valid)."""
     a = await new_user()
     for field in ("valid_from", "valid_until"):
-        r = await a.client.post("/api/me/memories", json={"memory_text": "x", field: 2**63})
-        _err(r, 422, "validation_error")
-    r = await a.client.post("/api/me/memories", json={"memory_text": "x", "valid_from": 2**63 - 1})
+        for big in (2**53, 2**63, 2**63 + 192):
+            r = await a.client.post("/api/me/memories", json={"memory_text": "x", field: big})
+            _err(r, 422, "validation_error")
+    r = await a.client.post("/api/me/memories", json={"memory_text": "x", "valid_from": 2**53 - 1})
     assert r.status_code == 201, r.text
+
+
+async def test_booleans_are_strict(app, new_user):
+    """Found by schemathesis: fields declared ``boolean`` took ``0``, ``1`` and ``"yes"`` (pydantic's
+    lax mode); now only ``true``/``false`` (and ``null`` where the field is nullable), nothing
+    written."""
+    a = await new_user()
+    cid = (await a.client.post("/api/conversations", json={"title": "t"})).json()["id"]
+    pid = (await a.client.post("/api/projects", json={"name": "P"})).json()["id"]
+    for bad in (0, 1, "yes", "true", "off"):
+        for method, url, body in (
+            ("PATCH", f"/api/conversations/{cid}", {"is_public": bad}),
+            ("PATCH", f"/api/conversations/{cid}", {"pinned": bad}),
+            ("POST", "/api/conversations", {"starred": bad}),
+            ("PATCH", f"/api/projects/{pid}", {"is_public": bad}),
+            ("POST", "/api/projects", {"name": "Q", "is_public": bad}),
+            ("PATCH", "/api/me", {"memory_enabled": bad}),
+            ("POST", f"/api/conversations/{cid}/messages", {"content": "hi", "generate": bad}),
+        ):
+            r = await a.client.request(method, url, json=body)
+            _err(r, 422, "validation_error")
+    assert len((await a.client.get("/api/conversations")).json()["items"]) == 1
+    assert len((await a.client.get("/api/projects")).json()["items"]) == 1
+    conv = (await a.client.get(f"/api/conversations/{cid}")).json()
+    assert conv["pinned"] is False and conv["message_count"] == 0
+    r = await a.client.patch(f"/api/conversations/{cid}", json={"pinned": True, "starred": None})
+    assert r.status_code == 200 and r.json()["pinned"] is True

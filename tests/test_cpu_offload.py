@@ -72,3 +72,61 @@ async def test_a_small_context_stays_on_the_loop():
     inp = asm.ContextInput(system_prompt="SYS", history=history)
     await service._run_assembler(inp, asm.Budgets(window=2048, reserved_output=256), c)
     assert {name for _n, name in c.calls} == {threading.current_thread().name}
+
+
+# ── the other CPU-bound paths: each pure step is seen running on the text pool ────────────────
+
+
+def spy_threads(monkeypatch, module, name: str) -> list[str]:
+    """Wrap ``module.name`` to record the thread each call ran on."""
+    seen: list[str] = []
+    real = getattr(module, name)
+
+    def wrapper(*args, **kwargs):
+        seen.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapper)
+    return seen
+
+
+async def test_the_extractive_summariser_runs_on_the_text_pool(monkeypatch):
+    from chatmem.context import compaction, extractive
+
+    summarize = spy_threads(monkeypatch, extractive, "summarize_messages")
+    merge = spy_threads(monkeypatch, extractive, "merge_summaries")
+    s = compaction.ExtractiveSummarizer(TokenCounter())
+    items = [("user", "My sister Lena works as a glassblower in Murano. She loves it.", 1)]
+    assert await s.summarize(items, 50)
+    assert await s.merge(["Lena is a glassblower.", "She lives in Murano."], 50)
+    assert len(summarize) == len(merge) == 1
+    assert summarize[0].startswith("chatmem-text") and merge[0].startswith("chatmem-text")
+
+
+async def test_search_ranks_and_snips_on_the_text_pool(app, new_user, monkeypatch):
+    from chatmem.search import service as search_service
+
+    from .social_support import insert_chain, new_conv
+
+    seen = spy_threads(monkeypatch, search_service, "_ranked")
+    u = await new_user()
+    cid = await new_conv(u, "Trip")
+    await insert_chain(app, cid, [{"role": "user", "text": "plan my trip to Lisbon"}])
+    r = await u.client.get("/api/search", params={"q": "lisbon"})
+    assert r.status_code == 200 and r.json()["messages"], r.text
+    assert seen and all(name.startswith("chatmem-text") for name in seen)
+
+
+async def test_a_conversation_export_renders_on_the_text_pool(app, new_user, monkeypatch):
+    from chatmem.portability import exporter
+
+    from .social_support import insert_chain, new_conv
+
+    seen = spy_threads(monkeypatch, exporter, "render_export")
+    u = await new_user()
+    cid = await new_conv(u, "Export me")
+    await insert_chain(app, cid, [{"role": "user", "text": "hello"}])
+    for fmt in ("json", "markdown", "html"):
+        r = await u.client.get(f"/api/conversations/{cid}/export", params={"format": fmt})
+        assert r.status_code == 200, r.text
+    assert len(seen) == 3 and all(name.startswith("chatmem-text") for name in seen)

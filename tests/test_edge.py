@@ -278,3 +278,9 @@ async def test_405_lists_every_method_of_the_path(app, new_user):
     r = await a.client.put("/rpc/agent/my/a/memories/m")
     assert r.status_code == 405 and r.json()["ok"] is False
     assert set(r.headers["allow"].split(", ")) == {"DELETE", "PATCH"}
+    # a static path beside a templated one names its own resource (schemathesis ST205): the join
+    # route's, not an invite id for DELETE /api/workspace-invites/{iid}
+    r = await a.client.options("/api/workspace-invites/join")
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    r = await a.client.options("/api/workspace-invites/inv_x")
+    assert r.status_code == 405 and r.headers["allow"] == "DELETE"

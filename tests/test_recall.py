@@ -5,6 +5,8 @@ conversations."""
 
 from __future__ import annotations
 
+import threading
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import update
@@ -171,7 +173,17 @@ async def _context(rt, user, cid, leaf, model=None):
         )
 
 
-async def test_old_fact_is_recalled_with_its_answer_and_date(db_url):
+async def test_old_fact_is_recalled_with_its_answer_and_date(db_url, monkeypatch):
+    from chatmem.context import recall_source
+
+    threads: list[str] = []
+    real_rank = recall_source._lexical_rank
+
+    def rank_spy(*args):
+        threads.append(threading.current_thread().name)
+        return real_rank(*args)
+
+    monkeypatch.setattr(recall_source, "_lexical_rank", rank_spy)
     rt = await _runtime(db_url)
     try:
         u = await make_user(rt.db, "recall@example.com")
@@ -204,6 +216,8 @@ async def test_old_fact_is_recalled_with_its_answer_and_date(db_url):
         # a short question also weighs the turn before it, lower; hits must still match "lena"
         assert rep["recall"]["terms"]["lena"] == 1.0
         assert set(rep["recall"]["terms"].values()) == {1.0, 0.35}
+        # BM25 over the candidates ran on the text pool (cpu.run_text), not the event loop
+        assert threads and all(name.startswith("chatmem-text") for name in threads)
     finally:
         await rt.db.dispose()
 

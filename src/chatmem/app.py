@@ -108,16 +108,24 @@ def _validation_details(exc: RequestValidationError) -> list[dict]:
 
 def _allowed_methods(request: Request) -> list[str]:
     """The methods ``/openapi.json`` documents for this path (Starlette's 405 names only the
-    first matching route's; every route here serves one method)."""
+    first matching route's; every route here serves one method). Of the documented paths that
+    match, the most specific (fewest parameters) names the resource: ``/api/workspace-invites/join``
+    is the join route's, not an invite id for ``DELETE /api/workspace-invites/{iid}``."""
     index = getattr(request.app.state, "allow_index", None)
     if index is None:
         index = [
-            (re.compile(re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape(path))), set(ops))
+            (
+                re.compile(re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape(path))),
+                path.count("{"),
+                set(ops),
+            )
             for path, ops in request.app.openapi().get("paths", {}).items()
         ]
         request.app.state.allow_index = index
     path = request.url.path
-    return sorted({m.upper() for rx, ops in index if rx.fullmatch(path) for m in ops})
+    matching = [(params, ops) for rx, params, ops in index if rx.fullmatch(path)]
+    fewest = min((params for params, _ in matching), default=0)
+    return sorted({m.upper() for params, ops in matching if params == fewest for m in ops})
 
 
 def install_error_handlers(app: FastAPI) -> None:

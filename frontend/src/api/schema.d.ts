@@ -3054,8 +3054,11 @@ export interface components {
             reason?: string | null;
             /** Slot */
             slot?: string | null;
-            /** Status */
-            status?: string | null;
+            /**
+             * Status
+             * @description a user may only turn a memory off and on again
+             */
+            status?: ("ACTIVE" | "DISABLED") | null;
             /**
              * Valid From
              * @description null clears it
@@ -3183,9 +3186,15 @@ export interface components {
              */
             branch?: boolean;
             /** Content */
-            content: string | {
+            content: string | ({
                 [key: string]: unknown;
-            }[];
+            } | {
+                /** @enum {unknown} */
+                kind: "text" | "thinking" | "tool_call" | "tool_output" | "citation" | "image" | "document" | "artifact" | "research" | "error";
+            } | {
+                /** @enum {unknown} */
+                type: "text" | "thinking" | "tool_call" | "tool_output" | "citation" | "image" | "document" | "artifact" | "research" | "error";
+            })[];
             /** Created At */
             created_at?: number | null;
             /** Generate */
@@ -3307,9 +3316,15 @@ export interface components {
         /** MessagePatch */
         MessagePatch: {
             /** Content */
-            content: string | {
+            content: string | ({
                 [key: string]: unknown;
-            }[];
+            } | {
+                /** @enum {unknown} */
+                kind: "text" | "thinking" | "tool_call" | "tool_output" | "citation" | "image" | "document" | "artifact" | "research" | "error";
+            } | {
+                /** @enum {unknown} */
+                type: "text" | "thinking" | "tool_call" | "tool_output" | "citation" | "image" | "document" | "artifact" | "research" | "error";
+            })[];
         };
         /** MessageRating */
         MessageRating: {
@@ -7867,6 +7882,7 @@ export interface operations {
     resume_api_conversations__cid__messages__mid__stream_get: {
         parameters: {
             query?: {
+                /** @description 0 to 2^63-1 */
                 last_event_id?: string | null;
             };
             header?: never;
@@ -9566,7 +9582,7 @@ export interface operations {
     list__api_me_memories_get: {
         parameters: {
             query?: {
-                /** @description repeat or comma-separate */
+                /** @description repeat or comma-separate (no spaces) */
                 status?: string[] | null;
                 type?: string | null;
                 /** @description an agent id, or 'none' */
@@ -10820,8 +10836,9 @@ export interface operations {
     };
     search_api_search_get: {
         parameters: {
-            query?: {
-                q?: string;
+            query: {
+                /** @description at least 2 characters besides surrounding spaces */
+                q: string;
                 /** @description search this workspace ('' = personal space) */
                 workspace_id?: string;
             };

@@ -204,7 +204,7 @@ class UpdateAgentMemoryRequest(ZodIn):
         Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
         | None
     ) = None
-    importance: Annotated[ZodInt, Field(ge=1, le=5)] | None = None
+    importance: Annotated[int, Field(ge=1, le=5), BeforeValidator(_zod_int)] | None = None
     status: Literal["active", "disabled"] | None = None
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..cpu import run_text
 from ..db.clock import now_ms
 from ..db.ids import new_id
 from ..errors import Conflict, NotFound
@@ -98,7 +99,9 @@ class Summarizer(Protocol):
 
 
 class ExtractiveSummarizer:
-    """Sentence selection (context/extractive.py): the demo model's summariser."""
+    """Sentence selection (context/extractive.py): the demo model's summariser. It scores and
+    tokenises every sentence of the range (hundreds of ms for a long one), so it runs on the text
+    pool (cpu.py), never on the event loop."""
 
     name = "extractive"
 
@@ -106,10 +109,14 @@ class ExtractiveSummarizer:
         self.counter = counter
 
     async def summarize(self, items, max_tokens):
-        return extractive.summarize_messages(items, max_tokens, self.counter.count)
+        return await run_text(
+            extractive.summarize_messages, list(items), max_tokens, self.counter.count
+        )
 
     async def merge(self, texts, max_tokens):
-        return extractive.merge_summaries(texts, max_tokens, self.counter.count)
+        return await run_text(
+            extractive.merge_summaries, list(texts), max_tokens, self.counter.count
+        )
 
 
 SUMMARY_PROMPT = (

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations.paths import PathCache
+from ..cpu import run_text
 from ..search import index, rank, store
 from ..search import terms as tm
 from . import recall as rc
@@ -144,12 +145,8 @@ async def find(
     hits = await _allowed(c, conv, hits, path, leaf_id, len(scope) > 1)
     by_id = {h.id: h for h in hits}
     docs = {h.id: h.text for h in hits}
-    scored = rank.bm25(docs, list(weights), df, n_docs, weights=weights)
-    own = [t for t, w in weights.items() if w >= 1.0 and t not in tm.STOPWORDS]
-    if own:  # the turn before only sharpens a follow-up: a hit must match the message itself
-        matching = {x.id for x in rank.bm25(docs, own, df, n_docs)}
-        scored = [x for x in scored if x.id in matching]
-    lexical = rc.keep_relevant([(s.id, s.score) for s in scored], opts.min_ratio)
+    # tokenising and scoring hundreds of candidates takes milliseconds: on the text pool
+    lexical = await run_text(_lexical_rank, docs, weights, df, n_docs, opts.min_ratio)
     ranked_lists = [lexical]
     if vectors is not None:
         ranked_lists.append(await _vector_ids(c, conv, vectors, path, opts, by_id, leaf_id))
@@ -162,6 +159,16 @@ async def find(
     info["candidates"] = len(hits)
     info["ms"] = round((time.perf_counter() - t0) * 1000, 2)
     return Found(groups, info, rc.HEADER_CROSS if len(scope) > 1 else rc.HEADER)
+
+
+def _lexical_rank(docs, weights, df, n_docs: int, min_ratio: float) -> list[str]:
+    """BM25 of the candidates against the weighted terms, the relevant ids best first."""
+    scored = rank.bm25(docs, list(weights), df, n_docs, weights=weights)
+    own = [t for t, w in weights.items() if w >= 1.0 and t not in tm.STOPWORDS]
+    if own:  # the turn before only sharpens a follow-up: a hit must match the message itself
+        matching = {x.id for x in rank.bm25(docs, own, df, n_docs)}
+        scored = [x for x in scored if x.id in matching]
+    return rc.keep_relevant([(s.id, s.score) for s in scored], min_ratio)
 
 
 async def _allowed(c, conv, hits, path, leaf_id: str, cross: bool) -> list[index.Hit]:

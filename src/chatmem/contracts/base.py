@@ -2,18 +2,53 @@
 
 from __future__ import annotations
 
+import types
+import typing
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    model_validator,
+)
 
 from .. import unicode
 
 T = TypeVar("T")
 
 
+#: JSON Schema for "no NUL character" (the lone surrogates JSON cannot carry as text anyway)
+NO_NUL = r"^[^\u0000]*$"
+
+
+def _say_no_nul(schema: dict) -> None:
+    """Add ``NO_NUL`` to a property's free-text strings (enums, consts, formats and patterns
+    already say what they take), through ``anyOf``/``oneOf`` and array items."""
+    for key in ("anyOf", "oneOf"):
+        for sub in schema.get(key, ()):
+            _say_no_nul(sub)
+    if isinstance(schema.get("items"), dict):
+        _say_no_nul(schema["items"])
+    if schema.get("type") == "string" and not {"enum", "const", "format", "pattern"} & set(schema):
+        schema["pattern"] = NO_NUL
+
+
 class RejectNul(BaseModel):
     """Mixin: a request body holding a NUL character or a lone UTF-16 surrogate anywhere (keys
-    included, any depth) is a validation error — neither database can store them (unicode.py)."""
+    included, any depth) is a validation error — neither database can store them (unicode.py).
+    The schema says so too: every free-text string property carries ``NO_NUL``."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+        schema = handler(core_schema)
+        target = handler.resolve_ref_schema(schema)
+        for prop in target.get("properties", {}).values():
+            _say_no_nul(prop)
+        return schema
 
     @model_validator(mode="before")
     @classmethod
@@ -24,10 +59,48 @@ class RejectNul(BaseModel):
         return data
 
 
+def _is(annotation: Any, kind: type) -> bool:
+    """``kind`` or ``kind | None``."""
+    if annotation is kind:
+        return True
+    args = typing.get_args(annotation)
+    return (
+        typing.get_origin(annotation) in (typing.Union, types.UnionType)
+        and kind in args
+        and all(a in (kind, type(None)) for a in args)
+    )
+
+
+def _not_a_bool(v: Any) -> Any:
+    if isinstance(v, bool):
+        raise ValueError("Input should be a valid integer, not a boolean")
+    return v
+
+
+_NOT_A_BOOL = BeforeValidator(_not_a_bool)
+
+
 class Input(RejectNul):
-    """Request bodies: unknown fields are an error, not silently dropped; storable text only."""
+    """Request bodies: unknown fields are an error, not silently dropped; storable text only.
+    Boolean fields are strict: ``true``/``false`` only — pydantic's lax mode also took ``0``,
+    ``1``, ``"yes"`` and ``"off"``, which the schema (``type: boolean``) says are invalid; and an
+    integer field refuses ``true``/``false`` (lax mode read them as 1 and 0)."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        changed = False
+        for f in cls.model_fields.values():
+            if _is(f.annotation, bool) and not any(isinstance(m, Strict) for m in f.metadata):
+                f.metadata.append(Strict())
+                changed = True
+            elif _is(f.annotation, int) and _NOT_A_BOOL not in f.metadata:
+                f.metadata.append(_NOT_A_BOOL)
+                changed = True
+        if changed:
+            cls.model_rebuild(force=True, raise_errors=False)
 
 
 class Output(BaseModel):

@@ -9,9 +9,17 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    WithJsonSchema,
+    model_validator,
+)
 
-from ..contracts.base import Input, Output, when_present
+from ..contracts.base import NO_NUL, Input, Output, when_present
 from . import blocks as blk
 
 Role = Literal["user", "assistant"]
@@ -256,12 +264,38 @@ def _blocks(v) -> list[dict]:
         raise ValueError(str(e)) from None
 
 
+def _block_schema() -> dict:
+    """What ``blocks.normalize`` accepts of one block, as JSON Schema: ``kind`` (or, without it,
+    ``type``) one of BLOCK_KINDS; a text or thinking block has a string ``text``; no NUL."""
+
+    def by(key: str) -> dict:
+        return {
+            "required": [key],
+            "properties": {key: {"enum": list(blk.BLOCK_KINDS)}},
+            "if": {"properties": {key: {"enum": ["text", "thinking"]}}},
+            "then": {
+                "required": ["text"],
+                "properties": {"text": {"type": "string", "pattern": NO_NUL}},
+            },
+        }
+
+    return {
+        "type": "object",
+        "anyOf": [by("kind"), {**by("type"), "not": {"required": ["kind"]}}],
+        "propertyNames": {"pattern": NO_NUL},
+        "additionalProperties": {"not": {"type": "string", "pattern": "\\u0000"}},
+    }
+
+
 #: Message content on the wire: a string or a list of typed blocks, normalised to blocks (so code
 #: reading a validated model sees blocks; the type checker is told the validated type).
 if TYPE_CHECKING:
     Content = list[dict[str, Any]]
 else:
-    Content = Annotated[str | list[dict[str, Any]], AfterValidator(_blocks)]
+    BlockIn = Annotated[dict[str, Any], WithJsonSchema(_block_schema())]
+    Content = Annotated[
+        str | Annotated[list[BlockIn], Field(min_length=1)], AfterValidator(_blocks)
+    ]
 
 
 class MessageIn(Input):
@@ -277,7 +311,7 @@ class MessageIn(Input):
     # log mode only: when the message was originally written (integer epoch milliseconds), so
     # imported history keeps its dates; the upper bound ("not in the future") is checked by the
     # service against its clock, the type here keeps it a non-negative 64-bit integer
-    created_at: StrictInt | None = Field(default=None, ge=0, le=2**63 - 1)
+    created_at: StrictInt | None = Field(default=None, ge=0, le=2**53 - 1)  # exact in JSON numbers
 
     @property
     def log_mode(self) -> bool:

@@ -144,7 +144,9 @@ async def resume(
     request: Request,
     p: CurrentUser,
     rt: RuntimeDep,
-    last_event_id: Annotated[str | None, Query(max_length=20)] = None,
+    last_event_id: Annotated[
+        str | None, Query(pattern=r"^[0-9]{1,19}$", description="0 to 2^63-1")
+    ] = None,
 ):
     """Replay the events after Last-Event-ID, then follow live; 204 when there is nothing left."""
     after = _last_event_id(request, last_event_id)

@@ -14,7 +14,9 @@ from pydantic import Field
 from ..contracts.base import Input, Output, when_present
 
 EXCERPT_CHARS = 280
-MAX_MS = 2**63 - 1
+#: milliseconds: the largest integer every JSON reader holds exactly (IEEE doubles), which a
+#: 64-bit column stores on both databases (year 287,396)
+MAX_MS = 2**53 - 1
 
 
 class WorkspaceMemoryIn(Input):
@@ -43,7 +45,9 @@ class MemoryPatch(Input):
     slot: str | None = Field(default=None, max_length=64)
     value: str | None = Field(default=None, max_length=500)
     importance: int | None = Field(default=None, ge=1, le=5)
-    status: str | None = Field(default=None, max_length=32)  # ACTIVE | DISABLED (checked: 422)
+    status: Literal["ACTIVE", "DISABLED"] | None = Field(
+        default=None, description="a user may only turn a memory off and on again"
+    )
     reason: str | None = Field(default=None, max_length=500)
     valid_from: int | None = Field(default=None, ge=0, le=MAX_MS, description="null clears it")
     valid_until: int | None = Field(default=None, ge=0, le=MAX_MS, description="null clears it")

@@ -17,6 +17,7 @@ import json
 import zipfile
 from pathlib import Path
 
+from ..cpu import run_text
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
@@ -66,14 +67,33 @@ async def conversation_export(db: Database, user_id: str, cid: str, fmt: str) ->
     """(body, file name) of one conversation in ``fmt``."""
     async with db.read() as c:
         conv, messages = await store.conversation_with_messages(c, user_id, cid)
+    # rendering a long conversation takes tens of ms: on the text pool, not the event loop
+    body = await run_text(render_export, conv, messages, fmt, now_ms())
+    return body, filename_for(conv.title, cid, fmt)
+
+
+def render_export(conv, messages, fmt: str, now: int) -> str:
+    """One conversation's export body in ``fmt`` (CPU-bound: called on the text pool)."""
     doc = _doc(conv, messages)
-    name = filename_for(conv.title, cid, fmt)
     if fmt == "markdown":
-        return render.markdown(doc), name
+        return render.markdown(doc)
     if fmt == "html":
-        return render.html_page(doc), name
-    body = render.document([doc], now_ms())
-    return json.dumps(body, ensure_ascii=False, indent=1), name
+        return render.html_page(doc)
+    return json.dumps(render.document([doc], now), ensure_ascii=False, indent=1)
+
+
+def _json_bytes(value) -> bytes:
+    return json.dumps(value, ensure_ascii=False, indent=1, default=str).encode()
+
+
+def _doc_piece(conv, messages, first: bool) -> bytes:
+    return (
+        ("" if first else ",\n") + json.dumps(_doc(conv, messages), ensure_ascii=False)
+    ).encode()
+
+
+def _markdown(conv, messages) -> str:
+    return render.markdown(_doc(conv, messages))
 
 
 async def memories_export(db: Database, user_id: str) -> dict:
@@ -146,7 +166,7 @@ async def export_file(db: Database, user_id: str, eid: str) -> Path:
 
 
 async def _write_json(z: zipfile.ZipFile, name: str, value) -> None:
-    data = json.dumps(value, ensure_ascii=False, indent=1, default=str).encode()
+    data = await run_text(_json_bytes, value)  # a large export encodes for a while
     await asyncio.to_thread(z.writestr, name, data)
 
 
@@ -168,9 +188,8 @@ async def write_archive(db: Database, user_id: str, path: Path) -> dict:
             for i, cid in enumerate(ids):
                 async with db.read() as c:
                     conv, messages = await store.conversation_with_messages(c, user_id, cid)
-                doc = _doc(conv, messages)
-                piece = ("" if i == 0 else ",\n") + json.dumps(doc, ensure_ascii=False)
-                await asyncio.to_thread(out.write, piece.encode())
+                piece = await run_text(_doc_piece, conv, messages, i == 0)
+                await asyncio.to_thread(out.write, piece)
                 counts["conversations"] += 1
                 counts["messages"] += len(messages)
             await asyncio.to_thread(out.write, b"\n]}\n")
@@ -178,7 +197,8 @@ async def write_archive(db: Database, user_id: str, path: Path) -> dict:
             async with db.read() as c:
                 conv, messages = await store.conversation_with_messages(c, user_id, cid)
             md_name = f"conversations/{filename_for(conv.title, cid, 'markdown')}"
-            await asyncio.to_thread(z.writestr, md_name, render.markdown(_doc(conv, messages)))
+            md = await run_text(_markdown, conv, messages)
+            await asyncio.to_thread(z.writestr, md_name, md)
         mems = await memories_export(db, user_id)
         counts["memories"] = len(mems["memories"])
         await _write_json(z, "memories.json", mems)

@@ -18,7 +18,15 @@ router = APIRouter(tags=["search"], responses=errors(*AUTHED))
 async def search(
     p: CurrentUser,
     rt: RuntimeDep,
-    q: Annotated[str, Query(max_length=200)] = "",
+    q: Annotated[
+        str,
+        Query(
+            min_length=2,
+            max_length=200,
+            pattern=r"^\s*\S[\s\S]*\S\s*$",
+            description="at least 2 characters besides surrounding spaces",
+        ),
+    ],
     workspace_id: Annotated[
         str, Query(max_length=64, description="search this workspace ('' = personal space)")
     ] = "",

@@ -13,6 +13,7 @@ nothing personal.
 from __future__ import annotations
 
 from ..auth.models import Principal
+from ..cpu import run_text
 from ..db.engine import Database
 from ..errors import BadRequest
 from ..workspaces import store as wstore
@@ -75,7 +76,8 @@ async def search(
                 n_docs, df = await index.frequencies(
                     c, scope, terms, scope_size=index.SCOPE_CAP, prefix_last=prefix, config=config
                 )
-            messages = _ranked(hits, terms, df, n_docs, titles, prefix)
+            # BM25 and snippets over up to 400 candidates take milliseconds: on the text pool
+            messages = await run_text(_ranked, hits, terms, df, n_docs, titles, prefix)
     return {"query": query, "conversations": conversations, "messages": messages}
 
 

@@ -71,7 +71,12 @@ def _email(v: str) -> str:
     return v
 
 
-Email = Annotated[str, Field(min_length=3, max_length=320), AfterValidator(_email)]
+#: the schema says what ``_email`` accepts: EMAIL_RE once surrounding spaces are stripped
+Email = Annotated[
+    str,
+    Field(min_length=3, max_length=320, pattern=r"^\s*[^@\s]+@[^@\s]+\s*$"),
+    AfterValidator(_email),
+]
 
 
 class InviteIn(Input):
