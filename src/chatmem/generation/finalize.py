@@ -8,6 +8,8 @@ one and releases the lease — a follower that sees the row finished also sees t
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
@@ -38,11 +40,28 @@ async def end_message(
 
     Returns the terminal event, or None when the row was no longer streaming (someone else ended it).
     """
+    ended = await end_message_row(
+        c, message_id, values=values, events=events, terminal=terminal, terminal_data=terminal_data
+    )
+    return None if ended is None else ended[0]
+
+
+async def end_message_row(
+    c: AsyncConnection,
+    message_id: str,
+    *,
+    values: dict,
+    events: list[dict],
+    terminal: str,
+    terminal_data: dict,
+) -> tuple[dict, Any] | None:
+    """``end_message``, also giving the ended row (the turn's follow-up writes use it instead of
+    reading it again)."""
     if "blocks" in values:
         values = {**values, "search_text": blk.visible_text(values["blocks"])}
-    if not await gstore.end_streaming(c, message_id, values):
+    row = await gstore.end_streaming(c, message_id, values)
+    if row is None:
         return None
-    row = await gstore.message_row(c, message_id)
     last = events[-1]["seq"] if events else (await ev.bounds(c, message_id))[1] or 0
     data = dict(terminal_data)
     if terminal == "done":
@@ -50,7 +69,7 @@ async def end_message(
     final = {"seq": last + 1, "type": terminal, "data": data}
     await ev.insert_events(c, message_id, [*events, final])
     await leases.release_message(c, message_id)
-    return final
+    return final, row
 
 
 async def ended_with(c: AsyncConnection, message_id: str, seq: int, terminal: str) -> dict | None:

@@ -54,12 +54,6 @@ async def status_of(c: AsyncConnection, mid: str) -> str | None:
     return (await c.execute(select(M.status).where(M.id == mid))).scalar()
 
 
-async def reply_of(c: AsyncConnection, mid: str):
-    """(agent_id, search_text, created_at) of an answer (an agent's reply counters)."""
-    q = select(M.agent_id, M.search_text, M.created_at).where(M.id == mid)
-    return (await c.execute(q)).one()
-
-
 async def streaming_ids(
     c: AsyncConnection, conv_id: str, user_id: str, *, shared: bool = False
 ) -> list[str]:
@@ -83,10 +77,16 @@ async def lock_message(c: AsyncConnection, mid: str) -> None:
 # ── messages: writes of a streaming row ──────────────────────────────────────────────────────────
 
 
-async def end_streaming(c: AsyncConnection, mid: str, values: dict) -> bool:
-    """Update the row only while it is streaming; False when someone else ended it."""
-    q = update(t.messages).where(M.id == mid, M.status == "streaming").values(**values)
-    return bool((await c.execute(q)).rowcount)
+async def end_streaming(c: AsyncConnection, mid: str, values: dict):
+    """Update the row only while it is streaming and return it as updated (RETURNING: no second
+    read); None when someone else ended it."""
+    q = (
+        update(t.messages)
+        .where(M.id == mid, M.status == "streaming")
+        .values(**values)
+        .returning(*t.messages.c)
+    )
+    return (await c.execute(q)).first()
 
 
 async def reopen_interrupted(c: AsyncConnection, mid: str) -> bool:

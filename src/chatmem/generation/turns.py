@@ -39,9 +39,8 @@ from ..providers.base import (
 )
 from ..unicode import scrub
 from . import leases, pricing
-from . import store as gstore
 from .events import LiveLog
-from .finalize import end_message, ended_with, reclaim
+from .finalize import end_message_row, ended_with, reclaim
 from .stops import StopScanner
 
 log = logging.getLogger("chatmem.generation")
@@ -435,27 +434,23 @@ class TurnRunner:
         reaching us, find its closing event; if a sweeper ended the row as interrupted while
         the database was out of reach, put the finished answer back (finalize.reclaim)."""
         mid = self.spec.assistant_message_id
-        final = await end_message(
-            c, mid, values=values, events=events, terminal=terminal, terminal_data=terminal_data
-        )
-        if final is None:
+        kw = dict(values=values, events=events, terminal=terminal, terminal_data=terminal_data)
+        ended = await end_message_row(c, mid, **kw)
+        if ended is None:
             done = await ended_with(c, mid, events[-1]["seq"] + 1, terminal)
             if done is not None:
                 return done  # our earlier try committed: its jobs are enqueued too
             if not await reclaim(c, mid, after_seq=self.live.flushed):
                 return None
-            final = await end_message(
-                c, mid, values=values, events=events, terminal=terminal, terminal_data=terminal_data
-            )
-        if final is not None and terminal == "done":
+            ended = await end_message_row(c, mid, **kw)
+        if ended is None:
+            return None
+        final, row = ended
+        if terminal == "done":
             await self._enqueue_jobs(c)
-            await self._record_agent_reply(c)
+            if row.agent_id and row.search_text:  # the ended row, as written
+                await agents_service.record_reply(c, row.agent_id, row.search_text, row.created_at)
         return final
-
-    async def _record_agent_reply(self, c) -> None:
-        row = await gstore.reply_of(c, self.spec.assistant_message_id)
-        if row.agent_id and row.search_text:
-            await agents_service.record_reply(c, row.agent_id, row.search_text, row.created_at)
 
     async def _enqueue_jobs(self, c) -> None:
         spec = self.spec
