@@ -66,8 +66,11 @@ class Server:
         # CHATMEM_TEST_SERVER_LOG=path keeps the server's output (for debugging a test)
         log_path = os.environ.get("CHATMEM_TEST_SERVER_LOG")
         out = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
+        # one process unless the test asks for more (PostgreSQL's default is every core): the
+        # crash and replica tests kill and count exactly one server process
+        workers = () if "--workers" in self.args else ("--workers", "1")
         self.proc = subprocess.Popen(
-            [CHATMEM, "serve", "--port", str(self.port), *self.args],
+            [CHATMEM, "serve", "--port", str(self.port), *self.args, *workers],
             env=env,
             stdout=out,
             stderr=out,
