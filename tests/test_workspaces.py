@@ -338,3 +338,32 @@ async def test_workspace_ratings_and_reports(new_user):
     assert r.status_code == 201, r.text
     assert r.json()["workspace_id"] == wid and r.json()["conversation_id"] == cid
     assert (await s.client.post("/api/user-feedback", data=form)).status_code == 404
+
+
+async def test_an_owner_leaving_the_service_hands_the_workspace_over(new_user, app):
+    """Deleting the owner's account: a workspace with other members passes to its admin (before
+    an older plain member) with every row of the others kept; one nobody else is in goes with
+    its rows, including a conversation of a member who had left."""
+    a, b, c = await new_user(), await new_user(), await new_user()
+    team = (await _ws(a.client, "Team"))["id"]
+    await _join(a, c, team)  # c joined first, as a plain member
+    await _join(a, b, team, role="admin")
+    r = await c.client.post("/api/conversations", json={"title": "c's", "workspace_id": team})
+    assert r.status_code == 201, r.text
+    kept = r.json()["id"]
+    solo = (await _ws(a.client, "Solo"))["id"]
+    await _join(a, b, solo)
+    r = await b.client.post("/api/conversations", json={"title": "b's", "workspace_id": solo})
+    gone = r.json()["id"]
+    assert (await b.client.delete(f"/api/workspaces/{solo}/members/{b.id}")).status_code == 204
+    r = await a.client.request("DELETE", "/api/account", json={"confirm": a.email})
+    assert r.status_code == 200, r.text
+    ws = (await b.client.get(f"/api/workspaces/{team}")).json()
+    assert ws["owner_id"] == b.id and ws["role"] == "owner" and ws["member_count"] == 2
+    assert (await c.client.get(f"/api/conversations/{kept}")).status_code == 200
+    assert (await b.client.get(f"/api/workspaces/{solo}")).status_code == 404
+    async with app.state.runtime.db.read() as conn:
+        left = await conn.execute(
+            select(func.count()).select_from(t.conversations).where(t.conversations.c.id == gone)
+        )
+        assert left.scalar() == 0

@@ -106,6 +106,29 @@ async def delete_workspace(c: AsyncConnection, wid: str) -> None:
     await c.execute(delete(t.workspaces).where(W.id == wid))
 
 
+async def hand_over_owned(c: AsyncConnection, user_id: str, now: int) -> list[str]:
+    """Before an owner's account goes (``workspaces.owner_id`` cascades): each workspace they own
+    passes to its longest-standing admin, else its longest-standing member, who becomes the
+    owner — the team keeps its work. Returns the workspaces nobody else is in; the caller deletes
+    those with their rows (``delete_workspace``: rows of members who left have no other owner)."""
+    alone = []
+    for wid in (await c.execute(select(W.id).where(W.owner_id == user_id))).scalars().all():
+        heir = (
+            await c.execute(
+                select(WM.user_id)
+                .where(WM.workspace_id == wid, WM.user_id != user_id)
+                .order_by((WM.role == "admin").desc(), WM.created_at, WM.user_id)
+                .limit(1)
+            )
+        ).scalar()
+        if heir is None:
+            alone.append(wid)
+            continue
+        await update_workspace(c, wid, owner_id=heir, updated_at=now)
+        await set_role(c, wid, heir, "owner")
+    return alone
+
+
 async def members(c: AsyncConnection, wid: str) -> list:
     q = (
         select(WM.user_id, WM.role, WM.created_at, U.email, U.name)
