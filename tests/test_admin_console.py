@@ -183,3 +183,10 @@ async def test_admin_retries_a_failed_job(new_user, app):
     assert r.status_code == 200, r.text
     assert (r.json()["status"], r.json()["attempts"]) == ("queued", 0)
     assert (await admin.client.post("/api/admin/jobs/job_nope/retry")).status_code == 404
+
+
+async def test_login_link_is_on_the_public_url_when_one_is_set(new_user, app, monkeypatch):
+    admin, user = await new_user(admin=True), await new_user()
+    monkeypatch.setattr(app.state.runtime.settings, "public_url", "https://chat.example.org/")
+    link = (await admin.client.post(f"/api/admin/users/{user.id}/login-link")).json()
+    assert link["url"].startswith("https://chat.example.org/api/auth/magic?token=")

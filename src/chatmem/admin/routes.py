@@ -52,8 +52,9 @@ async def set_password(uid: str, body: AdminPasswordIn, _a: CurrentAdmin, rt: Ru
 
 @router.post("/users/{uid}/login-link", response_model=LoginLinkOut, responses=errors(404))
 async def login_link(uid: str, request: Request, _a: CurrentAdmin, rt: RuntimeDep):
-    """A one-time login link for the user (valid 24 hours)."""
-    return await service.login_link(rt.db, uid, str(request.base_url))
+    """A one-time login link for the user (valid 24 hours), on ``CHATMEM_PUBLIC_URL`` when set
+    (behind a proxy the request's own address is the internal one)."""
+    return await service.login_link(rt.db, uid, rt.settings.public_url or str(request.base_url))
 
 
 @router.get("/usage", response_model=AdminUsageOut)
