@@ -5,7 +5,7 @@ import { ApiError } from "../api/client";
 import { con, type Agent, type AgentIn } from "../api/console";
 import { errorText, useT } from "../i18n";
 import type { MessageKey } from "../i18n/en";
-import { Dialog } from "../ui/Dialog";
+import { Dialog, FormActions } from "../ui/Dialog";
 import { PERSONA_FIELDS, STATUSES, VISIBILITIES, type PersonaField } from "./fields";
 
 type Draft = Record<PersonaField["name"], string> & Pick<AgentIn, "visibility" | "status">;
@@ -99,19 +99,7 @@ export function PersonaEditor({
             </select>
           </label>
         </div>
-        {error && (
-          <p className="form-error" role="alert">
-            {error}
-          </p>
-        )}
-        <div className="dialog-actions">
-          <button type="button" onClick={onClose}>
-            {t("cancel")}
-          </button>
-          <button type="submit" className="primary">
-            {t("save")}
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} />
       </form>
     </Dialog>
   );

@@ -4,7 +4,7 @@ import { useState } from "react";
 import { ApiError } from "../api/client";
 import { lib, type Memory } from "../api/library";
 import { errorText, useT } from "../i18n";
-import { Dialog } from "../ui/Dialog";
+import { Dialog, FormActions } from "../ui/Dialog";
 import { day, fromDay } from "./words";
 
 export const TEXT_MAX = 2000;
@@ -105,19 +105,7 @@ export function MemoryEditor({
             </select>
           </label>
         )}
-        {error && (
-          <p className="form-error" role="alert">
-            {error}
-          </p>
-        )}
-        <div className="dialog-actions">
-          <button type="button" onClick={onClose}>
-            {t("cancel")}
-          </button>
-          <button type="submit" className="primary">
-            {t("save")}
-          </button>
-        </div>
+        <FormActions error={error} onCancel={onClose} />
       </form>
     </Dialog>
   );

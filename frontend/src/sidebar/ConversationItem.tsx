@@ -8,7 +8,7 @@ import { api } from "../api/endpoints";
 import type { Conversation, Project } from "../api/types";
 import { errorText, useT } from "../i18n";
 import { conversationChanged, refreshLists } from "../queries";
-import { ConfirmDialog, Dialog } from "../ui/Dialog";
+import { ConfirmDialog, Dialog, FormActions } from "../ui/Dialog";
 import { MenuButton, type MenuItem } from "../ui/Menu";
 import { toast } from "../ui/toast";
 
@@ -65,14 +65,7 @@ export function ConversationItem({ c, projects }: { c: Conversation; projects: P
             <span>{t("rename")}</span>
             <input value={title} maxLength={200} data-autofocus onChange={(e) => setTitle(e.target.value)} />
           </label>
-          <div className="dialog-actions">
-            <button type="button" onClick={() => setRenaming(false)}>
-              {t("cancel")}
-            </button>
-            <button type="submit" className="primary">
-              {t("save")}
-            </button>
-          </div>
+          <FormActions onCancel={() => setRenaming(false)} />
         </form>
       </Dialog>
       <Dialog open={moving} onClose={() => setMoving(false)} title={t("moveToProject")}>

@@ -7,7 +7,7 @@ import { api } from "../api/endpoints";
 import type { Project } from "../api/types";
 import { errorText, useT } from "../i18n";
 import { keys } from "../queries";
-import { Dialog } from "../ui/Dialog";
+import { Dialog, FormActions } from "../ui/Dialog";
 
 export function ProjectDialog({
   open,
@@ -58,19 +58,11 @@ export function ProjectDialog({
           <span>{t("projectInstructions")}</span>
           <textarea rows={5} maxLength={20000} value={instructions} onChange={(e) => setInstructions(e.target.value)} />
         </label>
-        {error && (
-          <p className="form-error" role="alert">
-            {error}
-          </p>
-        )}
-        <div className="dialog-actions">
-          <button type="button" onClick={onClose}>
-            {t("cancel")}
-          </button>
-          <button type="submit" className="primary">
-            {project ? t("save") : t("createProject")}
-          </button>
-        </div>
+        <FormActions
+          error={error}
+          onCancel={onClose}
+          submit={project ? t("save") : t("createProject")}
+        />
       </form>
     </Dialog>
   );

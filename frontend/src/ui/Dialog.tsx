@@ -95,3 +95,33 @@ export function ConfirmDialog({
     </Dialog>
   );
 }
+
+/** The end of a dialog's form: its error (announced), then Cancel and the submit button. */
+export function FormActions({
+  error,
+  onCancel,
+  submit,
+}: {
+  error?: string | null;
+  onCancel: () => void;
+  submit?: string;
+}) {
+  const t = useT();
+  return (
+    <>
+      {error && (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className="dialog-actions">
+        <button type="button" onClick={onCancel}>
+          {t("cancel")}
+        </button>
+        <button type="submit" className="primary">
+          {submit ?? t("save")}
+        </button>
+      </div>
+    </>
+  );
+}
