@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 SHORT_QUERY_TERMS = 3  # a follow-up with fewer content terms also queries the turn before it
 FOLLOW_UP_WEIGHT = 0.35  # … at this weight
 MAX_RANKED_TERMS = 16  # rarest terms kept for the candidate query
+#: A term's messages are counted up to here. Counting is what grows with a history (each count
+#: reads up to this many index entries); a word in more messages is too common to find anything
+#: by (it is left out of the candidate queries), and its BM25 weight is near its floor anyway.
+DF_CAP = 500
 
 #: (connection, conversation ids or None for the whole memory scope, limit) →
 #: [(message id, similarity)], best first
@@ -102,18 +106,18 @@ async def _lexical(
     if not weights and not fill:
         return [], [], {}, 0
     n_docs, df = await index.frequencies(
-        c, scope, [*weights, *fill], scope_size=scope_size, config=opts.config
+        c, scope, [*weights, *fill], scope_size=scope_size, config=opts.config, cap=DF_CAP
     )
     own = [t for t in weights if weights[t] >= 1.0 and df.get(t)]
     present = own or [t for t in weights if df.get(t)]
     present.sort(key=lambda t: (df[t], t))
-    telling = [t for t in present if df[t] < index.DF_CAP]
+    telling = [t for t in present if df[t] < DF_CAP]
     present = (telling or present)[:MAX_RANKED_TERMS]
     ids = []
     if present:
         per_term = max(10, opts.candidates * 4 // len(present))
         ids = await index.match_each(c, scope, present, per_term=per_term, config=opts.config)
-    common = sorted((t for t in fill if 0 < df.get(t, 0) < index.DF_CAP), key=lambda t: df[t])
+    common = sorted((t for t in fill if 0 < df.get(t, 0) < DF_CAP), key=lambda t: df[t])
     extra = []
     if common and opts.fill:
         common = common[:MAX_RANKED_TERMS]

@@ -96,9 +96,10 @@ async def frequencies(
     scope_size: int | None = None,
     prefix_last: bool = False,
     config: str = "simple",
+    cap: int = DF_CAP,
 ) -> tuple[int, dict[str, int]]:
     """(messages in the scope, {term: messages in the scope containing it}), each count capped
-    (``DF_CAP``, ``SCOPE_CAP``) so the cost does not grow with the history; ``scope_size`` skips
+    (``cap``, ``SCOPE_CAP``) so the cost does not grow with the history; ``scope_size`` skips
     counting the scope. With ``prefix_last`` the last term counts the messages containing a word
     that starts with it. One statement."""
     _check_scope(scope)
@@ -111,7 +112,7 @@ async def frequencies(
         params.update(q0=tm.fts5_scope(scope), cap0=SCOPE_CAP)
         cols.append(_capped_sqlite(0) if sqlite else _capped_pg(0, "CAST(:s AS tsquery)"))
     for i, term in enumerate(terms, start=1):
-        params[f"cap{i}"] = DF_CAP
+        params[f"cap{i}"] = cap
         if sqlite:
             params[f"q{i}"] = tm.fts5_match([term], scope, prefix_last=i - 1 == last)
             cols.append(_capped_sqlite(i))
