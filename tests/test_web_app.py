@@ -400,11 +400,12 @@ def test_reload_midstream_resumes_and_stop_from_another_tab(browser, server, use
     stored = user.messages(cid)[-1]
     shown = page.locator(".msg.assistant .md").inner_text()
     assert " ".join(shown.split()) == " ".join(stored["text"].split())  # no duplicated text
-    # a second answer, stopped from another tab
+    # a second answer, stopped from another tab (logged in first: under load a new browser
+    # context and its login took longer than the whole answer, and Stop had become Send)
+    ctx2, other, console2 = new_page(browser, server.base, look, login=user.login)
     composer(page).fill("And another long one about kelp forests")
     composer(page).press("Enter")
     page.locator(".msg.assistant.streaming").wait_for()
-    ctx2, other, console2 = new_page(browser, server.base, look, login=user.login)
     other.goto(f"/c/{cid}")
     other.get_by_role("button", name="Stop").click()
     page.locator(".msg.assistant.stopped .msg-state", has_text="Stopped").wait_for()
