@@ -260,6 +260,15 @@ FIELDS += [
     # account deletion: the confirmation never matches these, so nothing is ever deleted
     F("DELETE", "/api/account", "confirm", {"confirm": "@"}),
     F("DELETE", "/api/admin/users/{uid}", "confirm", {"confirm": "@"}),
+    # the admin console (the world's user is not an admin: each answers a 4xx, never a 5xx)
+    *(
+        F("POST", "/api/admin/users", f, {"email": "n@example.com", f: "@"})
+        for f in ("name", "password")
+    ),
+    F("POST", "/api/admin/users", "email", {"email": "@"}),
+    F("PATCH", "/api/admin/users/{uid}", "role", {"role": "@"}),
+    F("POST", "/api/admin/users/{uid}/password", "password", {"password": "@"}),
+    F("POST", "/api/me/keys", "name", {"name": "@"}),  # stored stripped: no exact echo
 ]
 QUERIES = [
     ("/api/search", "q"),

@@ -440,7 +440,15 @@ memories = Table(
     #   constraints separately, without sorting a user's whole memory (migration 0003)
     Index("idx_memories_inject", "user_id", "status", "importance", "updated_at"),
     Index("idx_memories_user_type_status", "user_id", "memory_type", "status"),
-    Index("idx_memories_workspace", "workspace_id", "status", "importance", "updated_at"),
+    Index(
+        "idx_memories_workspace",
+        "workspace_id",
+        "status",
+        "importance",
+        "updated_at",
+        sqlite_where=text("workspace_id <> ''"),
+        postgresql_where=text("workspace_id <> ''"),
+    ),
 )
 
 memory_events = Table(

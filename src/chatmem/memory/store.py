@@ -59,10 +59,16 @@ class InWorkspace:
 Owner = str | InWorkspace
 
 
+#: The partial index on workspace memories (migration 0016) covers exactly these rows; personal
+#: rows — nearly all of them — stay out of it, so a personal read never walks it.
+IN_WORKSPACE = text("memories.workspace_id <> ''")
+
+
 def owner_cond(owner: Owner):
     """The rows of one memory owner: a user's personal rows, or one workspace's."""
     if isinstance(owner, InWorkspace):
-        return MEM.workspace_id == owner.workspace_id
+        # the literal predicate lets both engines use the partial idx_memories_workspace
+        return and_(MEM.workspace_id == owner.workspace_id, IN_WORKSPACE)
     return and_(MEM.user_id == owner, MEM.workspace_id == "")
 
 
@@ -146,7 +152,7 @@ def query_tokens(q: str, limit: int = 16) -> list[str]:
 def _owner_sql(owner: Owner) -> tuple[str, str]:
     """(the SQL condition on ``m``, its ``:u`` parameter) selecting one owner's rows."""
     if isinstance(owner, InWorkspace):
-        return "m.workspace_id = :u", owner.workspace_id
+        return "m.workspace_id = :u AND m.workspace_id <> ''", owner.workspace_id
     return "m.user_id = :u AND m.workspace_id = ''", owner
 
 
