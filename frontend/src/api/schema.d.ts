@@ -228,7 +228,8 @@ export interface paths {
         put?: never;
         /**
          * Login Link
-         * @description A one-time login link for the user (valid 24 hours).
+         * @description A one-time login link for the user (valid 24 hours), on ``CHATMEM_PUBLIC_URL`` when set
+         *     (behind a proxy the request's own address is the internal one).
          */
         post: operations["login_link_api_admin_users__uid__login_link_post"];
         delete?: never;
