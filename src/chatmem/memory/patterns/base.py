@@ -28,6 +28,13 @@ _ZEND = r"(?=[\s，。！？,.!?；;、]|和|而且|但是|所以|因为|吧|啦
 ZV = _ZV + _ZEND
 
 
+LANGS = (
+    "english|chinese|mandarin|cantonese|french|german|spanish|japanese|korean|italian|"
+    "portuguese|russian|arabic|dutch|hindi"
+)
+DURATION = rf"(?P<t>{when.EN})"
+
+
 @dataclass(frozen=True)
 class Pattern:
     name: str

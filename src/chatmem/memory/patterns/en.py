@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from .. import when
-from .base import DAY, END, Pattern, V
+from .base import Pattern, V
+from .en_routine import ROUTINE
 
 _RELATIONS = "wife|husband|partner|girlfriend|boyfriend|son|daughter|brother|sister|mother|mom|father|dad|dog|cat"
 _JOBS = (
@@ -12,11 +12,6 @@ _JOBS = (
     "doctor|nurse|student|designer|lawyer|writer|researcher|scientist|manager|accountant|chef|"
     "artist|musician|photographer|pharmacist|architect|journalist"
 )
-_LANGS = (
-    "english|chinese|mandarin|cantonese|french|german|spanish|japanese|korean|italian|"
-    "portuguese|russian|arabic|dutch|hindi"
-)
-_DURATION = rf"(?P<t>{when.EN})"
 
 #: Discourse words an instruction may start with ("Also, don't …", "From now on, never …").
 _LEAD = (
@@ -24,7 +19,7 @@ _LEAD = (
     r"in the future|and also|oh and|last thing)[,:]?\s+)*"
 )
 
-EN: tuple[Pattern, ...] = (
+_STATEMENTS: tuple[Pattern, ...] = (
     Pattern(
         "en_name",
         "en",
@@ -425,181 +420,7 @@ EN: tuple[Pattern, ...] = (
         "buy a house",
         confidence=0.65,
     ),
-    Pattern(
-        "en_habit",
-        "en",
-        r"\bi (?:usually|always|often|normally|tend to) " + V,
-        "",
-        "habit",
-        "Usually {v}",
-        "I usually work out in the morning.",
-        "work out in the morning",
-        confidence=0.65,
-        stop=("do", "am", "have"),
-    ),
-    Pattern(
-        "en_every",
-        "en",
-        r"\bevery (?P<k>morning|evening|day|night|week|weekend|monday|tuesday|wednesday|"
-        r"thursday|friday|saturday|sunday),? i " + V,
-        "",
-        "habit",
-        "Every {k}: {v}",
-        "Every morning I drink green tea.",
-        "drink green tea",
-        confidence=0.7,
-    ),
-    Pattern(
-        "en_wake",
-        "en",
-        r"\bi (?:usually |always )?(?:wake up|get up) at " + V,
-        "wake_time",
-        "schedule",
-        "Wakes up at {v}",
-        "I wake up at 6am.",
-        "6am",
-    ),
-    Pattern(
-        "en_bed",
-        "en",
-        r"\bi (?:usually |always )?go to (?:bed|sleep) at " + V,
-        "bed_time",
-        "schedule",
-        "Goes to bed at {v}",
-        "I go to bed at 11pm.",
-        "11pm",
-    ),
-    Pattern(
-        "en_work_hours",
-        "en",
-        r"\bi work (?:from )?(?P<v>\d{1,2}(?::\d\d)?\s*(?:am|pm)? (?:to|-|until) "
-        r"\d{1,2}(?::\d\d)?\s*(?:am|pm)?)",
-        "work_hours",
-        "schedule",
-        "Works {v}",
-        "I work 9am to 5pm.",
-        "9am to 5pm",
-    ),
-    Pattern(
-        "en_temp_location",
-        "en",
-        r"\bi(?:'m| am|'ll be| will be) (?:currently |staying |traveling |travelling )?"
-        r"(?:in|at|visiting) (?P<v>[^\s,.;!?][^,.;!?\n]*?) " + _DURATION + r"\b",
-        "current_location",
-        "location",
-        "Is in {v}",
-        "I'm in Tokyo this week.",
-        "Tokyo",
-        3,
-        0.8,
-        ttl_ms=7 * DAY,
-    ),
-    Pattern(
-        "en_temp_location_ahead",
-        "en",
-        _DURATION
-        + r",? i(?:'m| am|'ll be| will be) (?:in|at|visiting) (?P<v>[A-Z][^,.;!?\n]*?)"
-        + END,
-        "current_location",
-        "location",
-        "Is in {v}",
-        "Next week I'm in Madrid.",
-        "Madrid",
-        3,
-        0.8,
-        ttl_ms=7 * DAY,
-    ),
-    Pattern(
-        "en_trip",
-        "en",
-        r"\bi(?:'m| am|'ll be| will be) (?:going|traveling|travelling|flying|heading|driving|"
-        r"staying|visiting|be)(?: to| in| at)? (?P<v>[A-Z][^,.;!?\n]*?) " + _DURATION + r"\b",
-        "current_location",
-        "location",
-        "Is in {v}",
-        "I'm flying to Lisbon on Monday.",
-        "Lisbon",
-        3,
-        0.8,
-        ttl_ms=7 * DAY,
-    ),
-    Pattern(
-        "en_timezone",
-        "en",
-        r"\bmy time ?zone is " + V,
-        "timezone",
-        "schedule",
-        "Time zone is {v}",
-        "My timezone is CET.",
-        "CET",
-    ),
-    Pattern(
-        "en_reply_language",
-        "en",
-        rf"^(?:please\s+)?(?:always\s+)?(?:reply|answer|respond|talk to me|speak to me|write)"
-        rf"(?: to me)? in (?P<v>{_LANGS})\b",
-        "reply_language",
-        "preference",
-        "Wants replies in {v}",
-        "Please reply in French.",
-        "French",
-        4,
-        0.85,
-        agent_type="对话风格",
-    ),
-    Pattern(
-        "en_answer_length",
-        "en",
-        r"^(?:please\s+)?(?:keep|make) (?:your )?(?:answers|replies|responses) "
-        r"(?P<v>short|brief|concise|detailed|long|simple)\b",
-        "answer_length",
-        "preference",
-        "Wants {v} answers",
-        "Keep your answers short.",
-        "short",
-        4,
-        0.85,
-        agent_type="对话风格",
-    ),
-    Pattern(
-        "en_marital",
-        "en",
-        r"\bi(?:'m| am) (?:now )?(?P<v>married|single|divorced|engaged|widowed)\b",
-        "relationship_status",
-        "identity",
-        "Is {v}",
-        "I'm married.",
-        "married",
-    ),
-    Pattern(
-        "en_got_married",
-        "en",
-        r"\bi (?:just |finally )?got (?P<v>married|engaged|divorced)\b",
-        "relationship_status",
-        "identity",
-        "Is {v}",
-        "I got married in June.",
-        "married",
-    ),
-    Pattern(
-        "en_pronouns",
-        "en",
-        r"\bmy pronouns are " + V,
-        "pronouns",
-        "identity",
-        "Pronouns: {v}",
-        "My pronouns are they/them.",
-        "they/them",
-        4,
-    ),
-    Pattern(
-        "en_education",
-        "en",
-        r"\bi (?:graduated from|studied at|went to university at|go to school at) " + V,
-        "education",
-        "identity",
-        "Studied at {v}",
-        "I graduated from MIT.",
-        "MIT",
-    ),
 )
+
+#: Every English pattern, statements about the person first (the order is the match order).
+EN: tuple[Pattern, ...] = _STATEMENTS + ROUTINE
