@@ -9,7 +9,8 @@ flags, outside the modules allowed to hold SQL:
   (imported from ``sqlalchemy`` or a dialect, or reached as ``sa.select`` and the like);
 - a call of ``.execute(...)`` or ``.exec_driver_sql(...)`` on anything.
 
-Allowed: every ``store.py`` (and modules of a ``store/`` package), the migrations, and the
+Allowed: every ``store.py`` (and modules of a ``store/`` package), the migrations, the tables of
+``db/schema/`` (``text()`` server defaults and partial-index conditions), and the
 infrastructure modules listed in ``INFRASTRUCTURE`` below, each of which owns its own table(s) and is
 the store for them (the list says which table each owns).
 """
@@ -30,7 +31,6 @@ EXECUTORS = frozenset({"execute", "exec_driver_sql"})
 # Infrastructure that owns its table(s): each is that table's store (docs/architecture.md).
 INFRASTRUCTURE = frozenset(
     {
-        "db/schema.py",  # the tables themselves (text() server defaults and index conditions)
         "db/engine.py",  # connection setup: PRAGMAs, pool checks
         "db/migrate.py",  # alembic_version reads, the PostgreSQL advisory lock
         "db/singleton.py",  # service_leases: one process runs the chores
@@ -49,7 +49,13 @@ INFRASTRUCTURE = frozenset(
 
 def _is_store(rel: str) -> bool:
     parts = rel.split("/")
-    return parts[-1] == "store.py" or "store" in parts[:-1] or "migrations" in parts
+    # db/schema/ is the tables themselves (text() server defaults and partial-index conditions)
+    return (
+        parts[-1] == "store.py"
+        or "store" in parts[:-1]
+        or "migrations" in parts
+        or parts[:2] == ["db", "schema"]
+    )
 
 
 def _sqlalchemy_names(tree: ast.Module) -> tuple[set[str], set[str]]:
