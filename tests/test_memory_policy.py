@@ -1,5 +1,5 @@
 """The memory policy (pure): examples of each rule, and hypothesis over random operation sequences
-checking the invariants DESIGN.md §7 promises."""
+checking the invariants the rules of memory/policy.py (its docstring) promise."""
 
 from __future__ import annotations
 
