@@ -241,6 +241,69 @@ async def _load(db, conversation_id: str, user_id: str, leaf_id: str | None, cou
     return conv, leaf, blocks, tail
 
 
+async def _summarize(
+    summarizer: Summarizer,
+    pol: Policy,
+    counter: TokenCounter,
+    rng: list[gather.PathRow],
+    msgs: list[sm.TailMsg],
+) -> list[dict]:
+    """The level-0 summary blocks of the cut range ``rng`` (``msgs`` are its sizes): one summariser
+    call per chunk of at most ``chunk_tokens``."""
+    new_blocks: list[dict] = []
+    for a, b in sm.chunk_ranges([m.tokens for m in msgs], pol.chunk_tokens):
+        part = rng[a:b]
+        items = [(r.role, counter.truncate(r.text, pol.chunk_tokens), r.created_at) for r in part]
+        target = max(32, min(pol.summary_max_tokens, int(sum(m.tokens for m in msgs[a:b]) * 0.3)))
+        text = await summarizer.summarize(items, target)
+        first, last = _ends(part[0], part[-1])
+        new_blocks.append(
+            _block(
+                0,
+                start=first,
+                end=last,
+                text=text,
+                counter=counter,
+                message_count=len(part),
+                summarizer=summarizer.name,
+            )
+        )
+    return new_blocks
+
+
+async def _merge(
+    summarizer: Summarizer,
+    pol: Policy,
+    counter: TokenCounter,
+    chain: list[dict],
+    stored: list[dict],
+) -> tuple[list[dict], list[dict], int]:
+    """Fold the oldest blocks of ``chain`` into coarser ones while it is over ``merge_budget`` (at
+    most ``MERGE_PASSES`` times): the new chain, the stored blocks pruned of what a merge replaced,
+    and how many blocks were merged."""
+    merged_count = 0
+    for _ in range(MERGE_PASSES):
+        fold = sm.merge_plan(chain, pol.merge_budget)
+        if not fold:
+            break
+        target = max(16, min(pol.summary_max_tokens, pol.merge_budget // 2))
+        text = await summarizer.merge([b["text"] for b in fold], target)
+        level = max(int(b.get("level", 0)) for b in fold) + 1
+        coarse = _block(
+            level,
+            start=fold[0],
+            end=fold[-1],
+            text=text,
+            counter=counter,
+            message_count=sum(int(b.get("message_count", 0)) for b in fold),
+            summarizer=summarizer.name,
+        )
+        stored = sm.prune_after_merge(stored, fold, coarse)
+        chain = [coarse, *chain[len(fold) :]]
+        merged_count += len(fold)
+    return chain, stored, merged_count
+
+
 async def compact(
     db,
     *,
@@ -288,50 +351,10 @@ async def compact(
         if not d.needed and not (force and d.cut > 0):
             return Result("skipped", d.reason, chain=tail.chain)
         rng = rows[: d.cut]
-        new_blocks: list[dict] = []
-        for a, b in sm.chunk_ranges([m.tokens for m in msgs[: d.cut]], pol.chunk_tokens):
-            part = rng[a:b]
-            items = [
-                (r.role, counter.truncate(r.text, pol.chunk_tokens), r.created_at) for r in part
-            ]
-            target = max(
-                32, min(pol.summary_max_tokens, int(sum(m.tokens for m in msgs[a:b]) * 0.3))
-            )
-            text = await summarizer.summarize(items, target)
-            first, last = _ends(part[0], part[-1])
-            new_blocks.append(
-                _block(
-                    0,
-                    start=first,
-                    end=last,
-                    text=text,
-                    counter=counter,
-                    message_count=len(part),
-                    summarizer=summarizer.name,
-                )
-            )
-        chain = [*tail.chain, *new_blocks]
-        stored = [*blocks, *new_blocks]
-        merged_count = 0
-        for _ in range(MERGE_PASSES):
-            fold = sm.merge_plan(chain, pol.merge_budget)
-            if not fold:
-                break
-            target = max(16, min(pol.summary_max_tokens, pol.merge_budget // 2))
-            text = await summarizer.merge([b["text"] for b in fold], target)
-            level = max(int(b.get("level", 0)) for b in fold) + 1
-            coarse = _block(
-                level,
-                start=fold[0],
-                end=fold[-1],
-                text=text,
-                counter=counter,
-                message_count=sum(int(b.get("message_count", 0)) for b in fold),
-                summarizer=summarizer.name,
-            )
-            stored = sm.prune_after_merge(stored, fold, coarse)
-            chain = [coarse, *chain[len(fold) :]]
-            merged_count += len(fold)
+        new_blocks = await _summarize(summarizer, pol, counter, rng, msgs[: d.cut])
+        chain, stored, merged_count = await _merge(
+            summarizer, pol, counter, [*tail.chain, *new_blocks], [*blocks, *new_blocks]
+        )
         ok = await _write(
             db, conversation_id, blocks, stored, chain, render=(leaf == conv.active_leaf_id)
         )
