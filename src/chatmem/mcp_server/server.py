@@ -93,6 +93,14 @@ def build(rt) -> MCPServer:
         except ApiError as e:  # a tool error the model can read, not a protocol failure
             raise ToolError(f"{e.code}: {e.message}") from None
 
+    _memory_tools(server, rt, principal, call)
+    _conversation_tools(server, rt, principal, call)
+    return server
+
+
+def _memory_tools(server: MCPServer, rt, principal, call) -> None:
+    """The memory tools: list, search, add and forget the caller's memories."""
+
     @server.tool()
     async def list_memories(
         status: Literal["active", "query_dependent", "stale", "unknown_current", "disabled"]
@@ -136,6 +144,10 @@ def build(rt) -> MCPServer:
         await call(fn, rt.db, p, memory_id)
         return {"forgotten": memory_id, "purged": purge}
 
+
+def _conversation_tools(server: MCPServer, rt, principal, call) -> None:
+    """The conversation tools: search the caller's conversations and read one message."""
+
     @server.tool()
     async def search_conversations(
         query: str = Field(min_length=1, max_length=200),
@@ -156,8 +168,6 @@ def build(rt) -> MCPServer:
         m = await call(fetch)
         keys = ("id", "conversation_id", "parent_id", "role", "text", "status", "created_at")
         return {k: m[k] for k in keys}
-
-    return server
 
 
 class McpService:
