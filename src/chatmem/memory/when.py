@@ -149,8 +149,16 @@ def resolve(phrase: str, at: int) -> Span | None:
     """The period ``phrase`` names, seen from a message written at ``at`` (epoch ms), or None."""
     p = re.sub(r"\s+", " ", (phrase or "").strip().lower())
     now = datetime.fromtimestamp(at / 1000, tz=UTC)
+    for form in (_fixed, _relative_period, _counted, _weekday):
+        span = form(p, now, phrase)
+        if span is not None:
+            return span
+    return None
+
+
+def _fixed(p: str, now: datetime, phrase: str) -> Span | None:
+    """A fixed phrase: today, tomorrow evening, 后天, 去年 …"""
     day = _day(now)
-    week = day - timedelta(days=day.weekday())
 
     def days(offset: int, n: int = 1) -> Span:
         start = day + timedelta(days=offset)
@@ -185,8 +193,13 @@ def resolve(phrase: str, at: int) -> Span | None:
         "去年": lambda: _span(_year(now, -1), _year(now), phrase),
         "前年": lambda: _span(_year(now, -2), _year(now, -1), phrase),
     }
-    if p in fixed:
-        return fixed[p]()
+    return fixed[p]() if p in fixed else None
+
+
+def _relative_period(p: str, now: datetime, phrase: str) -> Span | None:
+    """This/next/last week, weekend, month or year (这周, 下个月 …)."""
+    day = _day(now)
+    week = day - timedelta(days=day.weekday())
     rel = {"this": 0, "the coming": 1, "next": 1, "last": -1, "the past": -1}
     rel_zh = {"这": 0, "本": 0, "下": 1, "上": -1}
     m = re.fullmatch(r"(this|next|last|the coming|the past) (week|weekend|month|year)", p)
@@ -207,6 +220,11 @@ def resolve(phrase: str, at: int) -> Span | None:
         if unit == "month":
             return _span(_month(now, shift), _month(now, shift + 1), phrase)
         return _span(_year(now, shift), _year(now, shift + 1), phrase)
+    return None
+
+
+def _counted(p: str, now: datetime, phrase: str) -> Span | None:
+    """A counted offset: in 3 days, two weeks ago, for the next 5 days, 三天后 …"""
     m = re.fullmatch(rf"in ({_N_EN}) ({_UNIT_EN})", p)
     if m:
         target = _day(_shift(now, _number(m.group(1)) or 1, m.group(2)))
@@ -224,6 +242,13 @@ def resolve(phrase: str, at: int) -> Span | None:
         sign = -1 if "前" in zm.group(3) else 1
         target = _day(_shift(now, sign * n, zm.group(2)))
         return _span(target, target + timedelta(days=1), phrase)
+    return None
+
+
+def _weekday(p: str, now: datetime, phrase: str) -> Span | None:
+    """A weekday, alone or with this/next/last (on friday, next monday, 下周三 …)."""
+    day = _day(now)
+    week = day - timedelta(days=day.weekday())
     m = re.fullmatch(rf"(?:(on|this|next|last) )?({'|'.join(_WEEKDAYS)})", p)
     zm = re.fullmatch(r"(这|本|下|上)?(?:周|星期|礼拜)([一二三四五六日天])", p)
     if m or zm:
