@@ -2,7 +2,7 @@
 
 Why it exists: "N replicas on one PostgreSQL" must hold for minutes, not for one request: no
 errors, latency that does not creep, jobs that keep up, processes that do not grow. This starts
-2 × ``chatmem serve --no-worker`` and 2 × ``chatmem worker`` (real processes, loopback only) on a
+2 × ``chatmem serve --no-worker --workers 1`` and 2 × ``chatmem worker`` (real processes, loopback only) on a
 throw-away database, drives a bounded mixed load through both replicas (turns on the demo
 provider, conversation lists, message pages, search, memories), and prints:
 
@@ -181,7 +181,7 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
 
 
-async def soak(db_url: str, duration: float, clients: int) -> None:
+async def soak(db_url: str, duration: float, clients: int) -> bool:
     db = Database(db_url)
     keys = [(await auth_service.create_user(db, f"soak{i}@example.com"))[1] for i in range(4)]
     await db.dispose()
@@ -189,7 +189,9 @@ async def soak(db_url: str, duration: float, clients: int) -> None:
     admin_ports = [free_port() for _ in range(4)]
     procs = {
         f"api-{i + 1}": start(
-            db_url, ["serve", "--no-worker", "--port", str(api_ports[i])], admin_ports[i]
+            db_url,
+            ["serve", "--no-worker", "--workers", "1", "--port", str(api_ports[i])],
+            admin_ports[i],
         )
         for i in range(2)
     }
@@ -220,11 +222,14 @@ async def soak(db_url: str, duration: float, clients: int) -> None:
         lag_sum, lag_n, oldest_end = await worker_metrics(admin_ports[2:])
         rss1 = {n: rss_mb(p.pid) for n, p in procs.items()}
         alive = {n: p.poll() is None for n, p in procs.items()}
-        report(load, time.monotonic() - t0, clients, lag_sum, lag_n, oldest_max, oldest_end)
+        errors = report(
+            load, time.monotonic() - t0, clients, lag_sum, lag_n, oldest_max, oldest_end
+        )
         print("\nprocess    RSS after warm-up  RSS at end  growth   alive")
         for n in procs:
             grow = rss1[n] - rss0[n]
             print(f"{n:<10} {rss0[n]:>12.1f} MB {rss1[n]:>8.1f} MB {grow:>+7.1f} MB  {alive[n]}")
+        return errors == 0 and all(alive.values()) and lag_n > 0
     finally:
         for p in procs.values():
             p.terminate()
@@ -235,7 +240,8 @@ async def soak(db_url: str, duration: float, clients: int) -> None:
                 p.kill()
 
 
-def report(load: Load, elapsed, clients, lag_sum, lag_n, oldest_max, oldest_end) -> None:
+def report(load: Load, elapsed, clients, lag_sum, lag_n, oldest_max, oldest_end) -> int:
+    """Print the figures; the number of failed requests."""
     total = sum(len(v) for v in load.lat.values())
     errors = sum(load.errors.values())
     print(f"soak: {elapsed:.0f} s, {clients} clients, 2 API replicas + 2 workers, one PostgreSQL")
@@ -260,6 +266,7 @@ def report(load: Load, elapsed, clients, lag_sum, lag_n, oldest_max, oldest_end)
     )
     if ts:
         print(f"turn completion stdev {statistics.pstdev(ts) * 1000:.0f} ms")
+    return errors
 
 
 async def main() -> None:
@@ -270,7 +277,9 @@ async def main() -> None:
     async with temp_database("chatmem_soak") as url:
         if url is None:
             sys.exit("needs CHATMEM_BENCH_POSTGRES_URL or CHATMEM_TEST_POSTGRES_URL")
-        await soak(url, args.duration, args.clients)
+        ok = await soak(url, args.duration, args.clients)
+    print("verdict:", "ok" if ok else "FAILED (errors, a dead process or no job ran)")
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":
