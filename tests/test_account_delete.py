@@ -18,7 +18,7 @@ from chatmem.auth import service as auth_service
 from chatmem.db import schema as t
 from chatmem.db.clock import now_ms
 from chatmem.feedback import image
-from tests.port_support import DATA, client_for, import_file, port_app, run_jobs
+from tests.port_support import DATA, client_for, conversations, import_file, port_app, run_jobs
 
 
 def png(w: int, h: int) -> bytes:
@@ -65,6 +65,22 @@ async def _files(app, user_id: str) -> list[Path]:
         for table in (t.imports, t.exports):
             q = select(table.c.path).where(table.c.user_id == user_id, table.c.path != "")
             out += [Path(p) for p in (await conn.execute(q)).scalars()]
+    return out
+
+
+#: tables whose rows belong to no user: the server's own leases and workers, and the deletion
+#: audit (counts only; an admin actor's id is removed when that admin is deleted)
+NOT_PER_USER = {"service_leases", "workers", "account_deletions"}
+
+
+async def _owned_ids(app, user_id: str) -> list[str]:
+    """The ids of the user's conversations, messages and memories: rows that name only those
+    (a lease, a job's payload) are the user's too."""
+    async with app.state.runtime.db.read() as conn:
+        out = []
+        for table in (t.conversations, t.messages, t.memories):
+            q = select(table.c.id).where(table.c.user_id == user_id)
+            out += list((await conn.execute(q)).scalars())
     return out
 
 
@@ -128,11 +144,6 @@ async def populate(app, c, marker: str) -> None:
     now = now_ms()
     async with rt.db.write() as conn:
         await conn.execute(
-            insert(t.conversation_compaction_leases).values(
-                conversation_id=cid, owner_token="x", expires_at=now
-            )
-        )
-        await conn.execute(
             insert(t.conversation_generation_leases).values(
                 conversation_id=cid,
                 branch_key="b",
@@ -174,8 +185,19 @@ async def test_deleting_an_account_leaves_no_row_anywhere(db_url, tmp_path):
             )
             assert r.status_code == 200, r.text
             await auth_service.create_key(rt.db, a.user_id, "second")
-            needles_a = [a.user_id, a.email, "Quokka"]
+            async with rt.db.write() as conn:  # a compaction in flight (the jobs above are done)
+                cid = (await conversations(app, a.user_id))[0].id
+                await conn.execute(
+                    insert(t.conversation_compaction_leases).values(
+                        conversation_id=cid, owner_token="x", expires_at=now_ms() + 60_000
+                    )
+                )
+            needles_a = [a.user_id, a.email, "Quokka", *await _owned_ids(app, a.user_id)]
             before = await scan(app, needles_a)
+            # every table of the schema held a row of theirs (a new table must be populated
+            # above, or named here as holding nobody's rows)
+            unfilled = {x.name for x in t.metadata.sorted_tables} - set(before)
+            assert unfilled <= NOT_PER_USER, unfilled
             for table in (
                 "messages",
                 "stream_events",

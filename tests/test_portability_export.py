@@ -136,6 +136,16 @@ async def test_all_my_data_archive(db_url, tmp_path):
         await import_file(app, a, DATA / "chatgpt.json")
         await a.post("/api/me/memories", json={"memory_text": "I like tea"})
         await a.post("/api/projects", json={"name": "Travel"})
+        r = await a.post("/api/agents", json={"name": "Guide", "handle": "guide"})
+        assert r.status_code == 201, r.text
+        conv = next(x for x in await conversations(app, a.user_id) if x.title == "Trip planning")
+        r = await a.post(
+            f"/api/conversations/{conv.id}/messages/{conv.active_leaf_id}/feedback",
+            json={"feedback": "like"},
+        )
+        assert r.status_code == 200, r.text
+        r = await a.post("/api/user-feedback", data={"description": "the map is wrong"})
+        assert r.status_code == 201, r.text
         r = await a.post("/api/exports")
         assert r.status_code == 202 and r.json()["status"] == "queued"
         eid = r.json()["id"]
@@ -166,6 +176,14 @@ async def test_all_my_data_archive(db_url, tmp_path):
         account = json.loads(z.read("account.json"))
         assert account["email"] == a.email and "password_hash" not in account
         assert json.loads(z.read("memories.json"))["memories"][0]["memory_text"] == "I like tea"
+        memory = json.loads(z.read("memories.json"))["memories"][0]
+        assert memory["history"] and memory["history"][0]["event"] == "created"
+        assert [x["name"] for x in json.loads(z.read("agents.json"))] == ["Guide"]
+        assert [x["name"] for x in json.loads(z.read("projects.json"))] == ["Travel"]
+        feedback = json.loads(z.read("feedback.json"))
+        assert [x["rating"] for x in feedback["ratings"]] == ["like"]
+        assert [x["description"] for x in feedback["reports"]] == ["the map is wrong"]
+        assert info["counts"]["agents"] == 1 and info["counts"]["feedback"] == 2
         # the archive imports as it is, into another account
         rep = await import_file(app, b, r.content, name="chatmem-export.zip")
         assert rep["format"] == "chatmem" and rep["report"]["conversations"]["imported"] == 2

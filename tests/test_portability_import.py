@@ -252,6 +252,13 @@ async def test_importing_twice_creates_nothing_and_growth_adds_only_the_new(db_u
             },
         }
         conv["current_node"] = "u9"
+        dry = await import_file(app, c, DATA / "chatgpt.json", dry_run=True)
+        assert dry["report"]["conversations"]["unchanged"] == 2  # says what a real run would do
+        assert dry["report"]["messages"] == {"imported": 0}
+        dry = await import_file(app, c, json.dumps(data), dry_run=True)
+        assert dry["report"]["conversations"]["updated"] == 1
+        assert dry["report"]["messages"] == {"imported": 1}
+        assert await _count(app, t.messages, user_id=c.user_id) == before
         grown = await import_file(app, c, json.dumps(data))
         assert grown["report"]["conversations"]["updated"] == 1
         assert grown["report"]["messages"]["imported"] == 1

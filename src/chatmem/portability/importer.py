@@ -15,8 +15,9 @@ file again creates nothing; importing a later export of the same account adds on
 that are new (a conversation that grew since) under the parents they had. A chatmem export
 imported into the account it came from is recognised by its conversation ids and skipped.
 
-Dry run: the same parse and repair, nothing written but the report; ``commit_import`` then runs
-the stored upload for real without uploading it again.
+Dry run: the same parse, repair and provenance lookups (a file imported before reports its
+conversations unchanged, a grown one the messages it would add), nothing written but the report;
+``commit_import`` then runs the stored upload for real without uploading it again.
 
 Catching up: each written conversation schedules the same follow-up work as a log-mode append
 (``followups.after_append`` with the log window) — one debounced job stream per conversation,
@@ -275,17 +276,34 @@ def _new_rows(p: Plan, ids: dict[str, str], *, cid: str, user_id: str, fmt: str)
     return rows
 
 
-async def _write(c, *, user_id: str, iid: str, fmt: str, p: Plan, title: str, delay_ms: int):
-    """One conversation: ("imported" | "updated" | "unchanged", messages written)."""
+async def _changes(c, *, user_id: str, fmt: str, p: Plan):
+    """What importing ``p`` would write (reads only): (existing conversation id or None, the
+    new message rows, source id → chatmem id); no rows when it is all here already."""
     sc = p.source
     existing = await store.source_conversation(c, user_id, fmt, sc.id)
     if existing is None and fmt == "chatmem" and await store.owns_conversation(c, user_id, sc.id):
-        return "unchanged", 0  # the account this export came from: the original is here
+        return None, [], {}  # the account this export came from: the original is here
     ids: dict[str, str] = await store.imported_messages(c, existing) if existing else {}
     cid = existing or new_id("c")
-    rows = _new_rows(p, ids, cid=cid, user_id=user_id, fmt=fmt)
+    return existing, _new_rows(p, ids, cid=cid, user_id=user_id, fmt=fmt), ids
+
+
+async def _dry_outcome(db: Database, *, user_id: str, fmt: str, p: Plan) -> tuple[str, int]:
+    """A dry run's answer for one conversation: what a real run would do now."""
+    async with db.read() as c:
+        existing, rows, _ids = await _changes(c, user_id=user_id, fmt=fmt, p=p)
     if not rows:
         return "unchanged", 0
+    return ("updated" if existing else "imported"), len(rows)
+
+
+async def _write(c, *, user_id: str, iid: str, fmt: str, p: Plan, title: str, delay_ms: int):
+    """One conversation: ("imported" | "updated" | "unchanged", messages written)."""
+    sc = p.source
+    existing, rows, ids = await _changes(c, user_id=user_id, fmt=fmt, p=p)
+    if not rows:
+        return "unchanged", 0
+    cid = rows[0]["conversation_id"]
     leaf = ids.get(p.leaf_source_id) if p.leaf_source_id else None
     newest = max(r["created_at"] for r in rows)
     if existing:
@@ -383,9 +401,12 @@ class _Run:
             await self.tick(saved=True)
             return
         if p is None or self.dry:
-            if p is not None:
-                self.report["conversations"]["imported"] += 1
-                self.report["messages"]["imported"] += len(p.messages)
+            if p is not None:  # what a real run would do now (a file imported before: nothing)
+                outcome, n = await _dry_outcome(
+                    self.db, user_id=self.row.user_id, fmt=self.fmt, p=p
+                )
+                self.report["conversations"][outcome] += 1
+                self.report["messages"]["imported"] += n
             await self.tick()
             return
         async with self.db.write() as c:  # the conversation and the progress that counts it
