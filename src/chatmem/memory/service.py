@@ -213,6 +213,57 @@ def _content_changes(changes: dict, old: pol.Mem) -> dict:
     return values
 
 
+def _check_transition(old_status: str, new_status: str) -> None:
+    """A user may set a memory ACTIVE or DISABLED, and only where the policy allows it (else 422)."""
+    if new_status not in pol.USER_TRANSITIONS:
+        raise Unprocessable(
+            f"status may only be set to ACTIVE or DISABLED, not {new_status!r}",
+            code="invalid_status_transition",
+            details={
+                "from": old_status,
+                "to": new_status,
+                "allowed": sorted(pol.USER_TRANSITIONS),
+            },
+        )
+    if not pol.can_transition(old_status, new_status):
+        raise Unprocessable(
+            f"a {old_status} memory cannot be set to {new_status}",
+            code="invalid_status_transition",
+            details={"from": old_status, "to": new_status},
+        )
+
+
+async def _supersede_and_reason(
+    c, o: store.Owner, agent_id, old: pol.Mem, values: dict, reason: str, now: int
+) -> list[pol.Change]:
+    """An edit that leaves the memory ACTIVE in a slot (enable, resolve, a new slot or value)
+    supersedes the slot's other live rows: their changes, with ``values`` given the new
+    ``supersedes`` links; ``values["reason"]`` says why the status moved. Updates ``values``."""
+    target_status = values.get("status", old.status)
+    others: list[pol.Change] = []
+    slot = values.get("slot", old.slot)
+    if (
+        target_status == pol.ACTIVE
+        and slot
+        and ("status" in values or "slot" in values or "value" in values)
+    ):
+        target = pol.Mem(
+            **{**old.__dict__, **{k: v for k, v in values.items() if k in old.__dict__}}
+        )
+        peers = await store.slot_rows(c, o, agent_id, slot)
+        others = pol.plan_activate(peers, target, now, "set by the user")
+        gained = [i for i in pol.superseded_ids(others) if i not in old.supersedes]
+        if gained:
+            values["supersedes"] = old.supersedes + gained
+        if old.status == pol.UNKNOWN_CURRENT or "status" in values:
+            values["reason"] = reason or "set by the user"
+    elif target_status == pol.DISABLED and "status" in values:
+        values["reason"] = reason or "disabled by the user"
+    elif reason:
+        values["reason"] = reason
+    return others
+
+
 async def update_memory(
     db: Database,
     p: Principal,
@@ -234,22 +285,7 @@ async def update_memory(
         old = store.to_mem(row)
         new_status = changes.get("status", old.status)
         if "status" in changes:
-            if new_status not in pol.USER_TRANSITIONS:
-                raise Unprocessable(
-                    f"status may only be set to ACTIVE or DISABLED, not {new_status!r}",
-                    code="invalid_status_transition",
-                    details={
-                        "from": old.status,
-                        "to": new_status,
-                        "allowed": sorted(pol.USER_TRANSITIONS),
-                    },
-                )
-            if not pol.can_transition(old.status, new_status):
-                raise Unprocessable(
-                    f"a {old.status} memory cannot be set to {new_status}",
-                    code="invalid_status_transition",
-                    details={"from": old.status, "to": new_status},
-                )
+            _check_transition(old.status, new_status)
         values = _content_changes(changes, old)
         content_changed = bool(values)
         if "importance" in changes and changes["importance"] != old.importance:
@@ -263,27 +299,7 @@ async def update_memory(
             values["origin"] = pol.USER_ORIGIN  # the user vouches for what they wrote
             values["confidence"] = max(old.confidence, USER_CONFIDENCE)
         target_status = values.get("status", old.status)
-        others: list[pol.Change] = []
-        slot = values.get("slot", old.slot)
-        if (
-            target_status == pol.ACTIVE
-            and slot
-            and ("status" in values or "slot" in values or "value" in values)
-        ):
-            target = pol.Mem(
-                **{**old.__dict__, **{k: v for k, v in values.items() if k in old.__dict__}}
-            )
-            peers = await store.slot_rows(c, o, row.agent_id, slot)
-            others = pol.plan_activate(peers, target, now, "set by the user")
-            gained = [i for i in pol.superseded_ids(others) if i not in old.supersedes]
-            if gained:
-                values["supersedes"] = old.supersedes + gained
-            if old.status == pol.UNKNOWN_CURRENT or "status" in values:
-                values["reason"] = reason or "set by the user"
-        elif target_status == pol.DISABLED and "status" in values:
-            values["reason"] = reason or "disabled by the user"
-        elif reason:
-            values["reason"] = reason
+        others = await _supersede_and_reason(c, o, row.agent_id, old, values, reason, now)
         before = {k: getattr(old, k) for k in values if hasattr(old, k)}
         ev = _event_for(old.status, target_status, content_changed)
         await store.apply_changes(
