@@ -393,75 +393,83 @@ def validate_items(obj: dict | None, inp: ExtractionInput) -> ExtractionResult:
     """Turn the model's JSON into candidates, dropping every item whose ids do not check out."""
     if obj is None or not isinstance(obj.get("memories"), list):
         return ExtractionResult([], [{"reason": "not a JSON object with a 'memories' list"}])
-    types = AGENT_TYPES if inp.agent else NATIVE_TYPES
-    default_type = "重要事实" if inp.agent else ""
     out, rejected = [], []
     for item in obj["memories"]:
-        if not isinstance(item, dict):
-            rejected.append({"item": item, "reason": "not an object"})
-            continue
-        src = _small_int(item.get("source"))
-        if src is None or not 1 <= src <= len(inp.messages):
-            rejected.append({"item": item, "reason": "unknown source message"})
-            continue
-        msg = inp.messages[src - 1]
-        if msg.role != "user":
-            rejected.append({"item": item, "reason": "source is not a user message"})
-            continue
-        known = None
-        if item.get("same_as") not in (None, "", 0, "0"):
-            ref = _small_int(item.get("same_as"))
-            if ref is None or not 1 <= ref <= len(inp.existing):
-                rejected.append({"item": item, "reason": "unknown existing memory id"})
-                continue
-            known = inp.existing[ref - 1]
-        text = str(item.get("memory_text") or "").strip()
-        if not text:
-            rejected.append({"item": item, "reason": "empty memory_text"})
-            continue
-        slot = re.sub(r"[^a-z0-9_]+", "_", str(item.get("slot") or "").lower()).strip("_")[:64]
-        mtype = str(item.get("memory_type") or "").strip()
-        if known is not None:
-            slot = slot or known.slot
-            mtype = mtype or known.memory_type
-        if mtype not in types:
-            mtype = pt.AGENT_TYPES.get(mtype, default_type) if inp.agent else default_type
-        status: str = (
-            ACTIVE if item.get("status") not in (ACTIVE, QUERY_DEPENDENT) else item["status"]
-        )
-        try:
-            importance = min(5, max(1, int(item.get("importance", 3))))
-        except (TypeError, ValueError):
-            importance = 3
-        try:
-            confidence = min(1.0, max(0.0, float(item.get("confidence", 0.7))))
-        except (TypeError, ValueError):
-            confidence = 0.7
-        valid_from = _to_ms(item.get("valid_from"))
-        valid_until = _to_ms(item.get("valid_until"))
-        if valid_until is not None and status == ACTIVE:
-            status = QUERY_DEPENDENT
-        observed = msg.created_at or inp.now
-        out.append(
-            Candidate(
-                memory_text=text[:MAX_TEXT],
-                memory_type=mtype,
-                slot=slot,
-                value=str(item.get("value") or "").strip()[:MAX_TEXT],
-                importance=importance,
-                confidence=confidence,
-                status=status,
-                valid_from=valid_from if valid_from is not None else observed,
-                valid_until=valid_until,
-                source_message_ids=(msg.id,),
-                observed_at=observed,
-                affected_domains=tuple(
-                    str(d) for d in item.get("affected_domains", ()) or () if isinstance(d, str)
-                )[:8]
-                or ((slot,) if slot else ()),
-            )
-        )
+        ids = _item_ids(item, inp)
+        got = ids if isinstance(ids, str) else _item_candidate(item, *ids, inp)
+        if isinstance(got, str):
+            rejected.append({"item": item, "reason": got})
+        else:
+            out.append(got)
     return ExtractionResult(_dedupe(out)[: inp.cap], rejected)
+
+
+def _item_ids(item: object, inp: ExtractionInput) -> tuple[SourceMessage, Known | None] | str:
+    """The item's source message and the existing memory it restates (or None), or why not."""
+    if not isinstance(item, dict):
+        return "not an object"
+    src = _small_int(item.get("source"))
+    if src is None or not 1 <= src <= len(inp.messages):
+        return "unknown source message"
+    msg = inp.messages[src - 1]
+    if msg.role != "user":
+        return "source is not a user message"
+    known = None
+    if item.get("same_as") not in (None, "", 0, "0"):
+        ref = _small_int(item.get("same_as"))
+        if ref is None or not 1 <= ref <= len(inp.existing):
+            return "unknown existing memory id"
+        known = inp.existing[ref - 1]
+    return msg, known
+
+
+def _item_candidate(
+    item: dict, msg: SourceMessage, known: Known | None, inp: ExtractionInput
+) -> Candidate | str:
+    """One item as a candidate, its fields clamped to what the policy accepts (or why not)."""
+    text = str(item.get("memory_text") or "").strip()
+    if not text:
+        return "empty memory_text"
+    types = AGENT_TYPES if inp.agent else NATIVE_TYPES
+    default_type = "重要事实" if inp.agent else ""
+    slot = re.sub(r"[^a-z0-9_]+", "_", str(item.get("slot") or "").lower()).strip("_")[:64]
+    mtype = str(item.get("memory_type") or "").strip()
+    if known is not None:
+        slot = slot or known.slot
+        mtype = mtype or known.memory_type
+    if mtype not in types:
+        mtype = pt.AGENT_TYPES.get(mtype, default_type) if inp.agent else default_type
+    status: str = ACTIVE if item.get("status") not in (ACTIVE, QUERY_DEPENDENT) else item["status"]
+    try:
+        importance = min(5, max(1, int(item.get("importance", 3))))
+    except (TypeError, ValueError):
+        importance = 3
+    try:
+        confidence = min(1.0, max(0.0, float(item.get("confidence", 0.7))))
+    except (TypeError, ValueError):
+        confidence = 0.7
+    valid_from = _to_ms(item.get("valid_from"))
+    valid_until = _to_ms(item.get("valid_until"))
+    if valid_until is not None and status == ACTIVE:
+        status = QUERY_DEPENDENT
+    observed = msg.created_at or inp.now
+    return Candidate(
+        memory_text=text[:MAX_TEXT],
+        memory_type=mtype,
+        slot=slot,
+        value=str(item.get("value") or "").strip()[:MAX_TEXT],
+        importance=importance,
+        confidence=confidence,
+        status=status,
+        valid_from=valid_from if valid_from is not None else observed,
+        valid_until=valid_until,
+        source_message_ids=(msg.id,),
+        observed_at=observed,
+        affected_domains=tuple(
+            str(d) for d in item.get("affected_domains", ()) or () if isinstance(d, str)
+        )[:8]
+        or ((slot,) if slot else ()),
+    )
 
 
 class LLMExtractor:
