@@ -180,6 +180,26 @@ async def _run_extractor(rt, extractor, inp: ExtractionInput):
     return res
 
 
+def _extraction_input(settings, conv, rows, agent_name: str, known_rows) -> ExtractionInput:
+    """What the extractor reads of a batch: its finished user and assistant messages, the
+    memories it may restate, and the caps (``_cap`` per user message)."""
+    msgs = [
+        SourceMessage(r.id, r.role, blk.visible_text(r.blocks), r.created_at)
+        for r in rows
+        if r.role in ("user", "assistant") and r.status == "complete"
+    ]
+    turn_cap = _cap(settings, conv)
+    return ExtractionInput(
+        messages=msgs,
+        agent=conv.agent_id is not None,
+        agent_name=agent_name,
+        cap=turn_cap * max(1, sum(m.role == "user" for m in msgs)),
+        turn_cap=turn_cap,
+        now=now_ms(),
+        existing=[Known(k.memory_text, k.slot, k.value, k.memory_type) for k in known_rows],
+    )
+
+
 async def _extract_batch(rt, conv, ids: list[str], old_cursor: str | None) -> dict:
     """One batch: extract outside any transaction, then write with consent re-checked and the
     cursor compare-and-set (a run that lost the race writes nothing)."""
@@ -210,21 +230,7 @@ async def _extract_batch(rt, conv, ids: list[str], old_cursor: str | None) -> di
     candidates: list[pol.Candidate] = []
     rejected: list = []
     if allowed:
-        msgs = [
-            SourceMessage(r.id, r.role, blk.visible_text(r.blocks), r.created_at)
-            for r in rows
-            if r.role in ("user", "assistant") and r.status == "complete"
-        ]
-        turn_cap = _cap(settings, conv)
-        inp = ExtractionInput(
-            messages=msgs,
-            agent=conv.agent_id is not None,
-            agent_name=agent_name,
-            cap=turn_cap * max(1, sum(m.role == "user" for m in msgs)),
-            turn_cap=turn_cap,
-            now=now_ms(),
-            existing=[Known(k.memory_text, k.slot, k.value, k.memory_type) for k in known_rows],
-        )
+        inp = _extraction_input(settings, conv, rows, agent_name, known_rows)
         res = await _run_extractor(rt, _extractor(rt, conv, rows), inp)
         candidates, rejected = res.candidates[: inp.cap], res.rejected
     outcomes: list[str] = []
