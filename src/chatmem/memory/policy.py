@@ -298,6 +298,12 @@ def plan_candidate(existing: list[Mem], c: Candidate, new_id: str, now: int) -> 
         row = _new_row(c, new_id, now, UNKNOWN_CURRENT, "conflicts with a memory the user wrote")
         return Plan("conflict", insert=row, memory_id=new_id)
 
+    return _plan_by_order(rivals, c, new_id, now)
+
+
+def _plan_by_order(rivals: list[Mem], c: Candidate, new_id: str, now: int) -> Plan:
+    """An extracted new value of a slot that has live ``rivals``: order (when each was said)
+    decides which is current; with no order between them, neither is."""
     cand_order = c.order if c.order[0] else (now, c.order[1])
     current = [m for m in rivals if m.status == ACTIVE]
     if current and all(cand_order < m.order for m in current):
