@@ -20,9 +20,17 @@ def test_import_export_delete(env, tmp_path):  # noqa: F811
     r = run(["import", str(DATA / "chatgpt.json"), "--email", "cli@example.com"], env)
     assert r.returncode == 0, r.stderr
     assert "messages imported" in r.stdout and "14" in r.stdout
+    assert "4 conversations ━" in r.stdout  # the Rich progress bar's last frame
     assert "a ChatGPT conversation needs a 'mapping' object" in r.stdout
     r = run(["import", str(DATA / "chatgpt.json"), "--email", "cli@example.com"], env)
     assert "conversations unchanged" in r.stdout
+    claude = str(DATA / "claude.json")
+    r = run(["import", claude, "--email", "cli@example.com", "--format", "claude"], env)
+    assert r.returncode == 0 and "claude import" in r.stdout, r.stdout
+    r = run(["import", claude, "--email", "cli@example.com", "--format", "librechat"], env)
+    assert r.returncode == 0 and "LibreChat conversation must be an object" in r.stdout
+    r = run(["import", claude, "--email", "cli@example.com", "--format", "word"], env)
+    assert r.returncode == 1 and "format must be one of" in r.stdout
     r = run(["import", str(DATA / "claude.json"), "--email", "nobody@example.com"], env)
     assert r.returncode == 1 and "error" in r.stdout
     bad = tmp_path / "bad.json"
@@ -34,7 +42,7 @@ def test_import_export_delete(env, tmp_path):  # noqa: F811
     r = run(["export", "--email", "cli@example.com", "--out", str(out)], env)
     assert r.returncode == 0, r.stderr
     doc = json.loads(zipfile.ZipFile(out).read("conversations.json"))
-    assert doc["format"] == "chatmem" and len(doc["conversations"]) == 2
+    assert doc["format"] == "chatmem" and len(doc["conversations"]) == 4
     cid = doc["conversations"][0]["id"]
     md = tmp_path / "one.md"
     r = run(

@@ -483,3 +483,139 @@ async def test_a_large_import_stays_under_a_memory_ceiling(db_url, tmp_path):
         assert done["status"] == "done" and done["report"]["messages"]["imported"] == n
         assert peak < size / 4, (peak, size)
         assert await _count(app, t.messages, user_id=c.user_id) == n
+
+
+def _claude_ugly() -> list:
+    def m(uid, parent, sender, body, **extra):
+        return {
+            "uuid": uid,
+            "parent_message_uuid": parent,
+            "sender": sender,
+            "text": body,
+            "content": [{"type": "text", "text": body}] if body else [],
+            "created_at": "2024-03-01T10:00:00Z",
+            "mystery_field": {"nested": [1, 2]},  # unknown fields are ignored
+            **extra,
+        }
+
+    root = "00000000-0000-4000-8000-000000000000"
+    return [
+        {
+            "uuid": "cl-ugly",
+            "name": "Ugly",
+            "created_at": "2024-03-01T10:00:00Z",
+            "unknown_top": True,
+            "chat_messages": [
+                m("u1", root, "human", "Hi"),
+                m("a1", "u1", "assistant", "Hello"),
+                m("a1", "u1", "assistant", "a duplicate"),
+                m("u2", "gone", "human", "parent missing"),
+                m("a2", "u2", "assistant", ""),  # empty: its child moves up to u2
+                m("u3", "a2", "human", "under the empty one"),
+                m("y1", "y2", "human", "cycle one"),
+                m("y2", "y1", "assistant", "cycle two"),
+            ],
+        },
+        {"uuid": "cl-bad", "name": "Bad", "chat_messages": "not a list"},
+    ]
+
+
+def _openwebui_ugly() -> list:
+    def m(mid, parent, role, body):
+        return {
+            "id": mid,
+            "parentId": parent,
+            "childrenIds": ["whatever"],  # redundant, and wrong here: ignored
+            "role": role,
+            "content": body,
+            "timestamp": 1_700_000_000,
+            "mystery": {"x": 1},
+        }
+
+    msgs = {
+        "u1": m("u1", None, "user", "Hi"),
+        "a1": m("a1", "u1", "assistant", "Hello"),
+        "dup": m("a1", "u1", "assistant", "a duplicate"),  # same id under another key
+        "u2": m("u2", "gone", "user", "parent missing"),
+        "a2": m("a2", "u2", "assistant", ""),
+        "u3": m("u3", "a2", "user", "under the empty one"),
+        "y1": m("y1", "y2", "user", "cycle one"),
+        "y2": m("y2", "y1", "assistant", "cycle two"),
+    }
+    return [
+        {
+            "id": "ow-ugly",
+            "title": "Ugly",
+            "chat": {"history": {"currentId": "not-there", "messages": msgs}, "extra": []},
+            "created_at": 1_700_000_000,
+        },
+        {"id": "ow-bad", "title": "Bad", "chat": {"history": {"messages": "nope"}}},
+    ]
+
+
+def _librechat_ugly() -> dict:
+    def m(mid, parent, user, body):
+        return {
+            "messageId": mid,
+            "parentMessageId": parent,
+            "isCreatedByUser": user,
+            "text": body,
+            "createdAt": "2024-03-01T10:00:00.000Z",
+            "mystery": None,
+        }
+
+    return {
+        "conversationId": "lc-ugly",
+        "title": "Ugly",
+        "unknown": {"deep": {"deeper": 1}},
+        "messages": [
+            m("u1", "00000000-0000-0000-0000-000000000000", True, "Hi"),
+            m("a1", "u1", False, "Hello"),
+            m("a1", "u1", False, "a duplicate"),
+            m("u2", "gone", True, "parent missing"),
+            m("a2", "u2", False, ""),
+            m("u3", "a2", True, "under the empty one"),
+            m("y1", "y2", True, "cycle one"),
+            m("y2", "y1", False, "cycle two"),
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("doc", "fmt", "failed"),
+    [
+        (_claude_ugly(), "claude", 1),
+        (_openwebui_ugly(), "openwebui", 1),
+        (_librechat_ugly(), "librechat", 0),  # one conversation per file
+    ],
+    ids=["claude", "openwebui", "librechat"],
+)
+async def test_ugly_input_in_every_format(db_url, tmp_path, doc, fmt, failed):
+    """Duplicated ids, a missing parent, an empty node with a child, a parent cycle, unknown
+    fields — and, where the file holds several, a malformed conversation next to a good one."""
+    async with port_app(db_url, tmp_path) as app, client_for(app) as c:
+        rep = await import_file(app, c, json.dumps(doc))
+        assert rep["status"] == "done" and rep["format"] == fmt, rep
+        conv = rep["report"]["conversations"]
+        assert conv["imported"] == 1 and conv["failed"] == failed
+        if failed:
+            [err] = rep["report"]["errors"]
+            assert err["index"] == 1 and err["code"] == "malformed"
+        assert rep["report"]["skipped"] == {"duplicate_id": 1, "empty": 1}
+        warnings = " ".join(w["message"] for w in rep["report"]["warnings"])
+        assert "became roots" in warnings and "cycle" in warnings
+        [row] = await conversations(app, c.user_id)
+        rows = await messages(app, row.id)
+        shape = tree_of(rows)
+        assert set(shape) == {"u1", "a1", "u2", "u3", "y1", "y2"}
+        assert shape["a1"][0] == "u1" and shape["u2"][0] is None
+        assert shape["u3"][0] == "u2"  # moved up past the empty node
+        assert {shape["y1"][0], shape["y2"][0]} in ({None, "y1"}, {None, "y2"})
+        by_src = {source_id(m): m for m in rows}
+        assert by_src["a1"].blocks == [{"kind": "text", "text": "Hello"}]  # the first one wins
+        leaf = next(m for m in rows if m.id == row.active_leaf_id)
+        assert not any(m.parent_id == leaf.id for m in rows)  # a leaf
+        assert row.message_count == 6
+        again = await import_file(app, c, json.dumps(doc))
+        assert again["report"]["conversations"]["unchanged"] == 1
+        assert await _count(app, t.messages, user_id=c.user_id) == 6
