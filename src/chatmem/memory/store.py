@@ -156,6 +156,15 @@ def _owner_sql(owner: Owner) -> tuple[str, str]:
     return "m.user_id = :u AND m.workspace_id = ''", owner
 
 
+def _agent_scope_sql(agent_id: str | None, agent_scope_only: bool) -> str:
+    """The agent condition of a memory search: user-wide rows, that agent's, or both."""
+    if agent_id is None:
+        return "m.agent_id IS NULL"
+    if agent_scope_only:
+        return "m.agent_id = :agent"
+    return "(m.agent_id IS NULL OR m.agent_id = :agent)"
+
+
 async def fts_scores(
     c: AsyncConnection,
     user_id: Owner,
@@ -175,12 +184,7 @@ async def fts_scores(
     toks = query_tokens(query)
     if not toks:
         return {}
-    if agent_id is None:
-        scope = "m.agent_id IS NULL"
-    elif include_agent_scope_only:
-        scope = "m.agent_id = :agent"
-    else:
-        scope = "(m.agent_id IS NULL OR m.agent_id = :agent)"
+    scope = _agent_scope_sql(agent_id, include_agent_scope_only)
     st, (owner_sql, u) = list(statuses), _owner_sql(user_id)
     params: dict = {"u": u, "lim": limit, "agent": agent_id}
     st_sql = ", ".join(f":s{i}" for i in range(len(st)))
