@@ -339,6 +339,26 @@ async def _last_event(rt, message_id: str):
         return await _last_event_in(c, message_id)
 
 
+async def _after_finish(rt, message_id: str, seq: int) -> tuple[bool, list[dict] | None]:
+    """A follower that is at ``seq`` of a message no longer streaming: fetch again (events were
+    committed since its read), or the last batch to send (None: nothing more) before it ends."""
+    hi, last = await _shielded(_last_event(rt, message_id))
+    recovered = bool(
+        last and last[0]["type"] in TERMINAL and (last[0]["data"] or {}).get("recovered")
+    )
+    if (hi or 0) < seq or (recovered and (hi or 0) <= seq):
+        # the client may have seen events a crashed process never saved (numbered like the ones
+        # the sweeper wrote after them): give it the saved message and the closing event, without
+        # sequence numbers
+        return False, await _shielded(_snapshot_end(rt, message_id))
+    if (hi or 0) > seq:
+        return True, None
+    if not (last and last[0]["type"] in TERMINAL):
+        # finished without a closing event (a log-mode message): close cleanly
+        return False, (await _shielded(_snapshot_end(rt, message_id)))[1:]
+    return False, None
+
+
 async def follow_batches(
     rt, message_id: str, after_seq: int = 0, *, idle_s: float | None = None
 ) -> AsyncIterator[list[dict]]:
@@ -382,20 +402,11 @@ async def follow_batches(
         if status is None:
             return  # the message was deleted
         if status != "streaming":
-            hi, last = await _shielded(_last_event(rt, message_id))
-            recovered = bool(
-                last and last[0]["type"] in TERMINAL and (last[0]["data"] or {}).get("recovered")
-            )
-            if (hi or 0) < seq or (recovered and (hi or 0) <= seq):
-                # the client may have seen events a crashed process never saved (numbered like
-                # the ones the sweeper wrote after them): give it the saved message and the
-                # closing event, without sequence numbers
-                yield await _shielded(_snapshot_end(rt, message_id))
-            elif (hi or 0) > seq:
+            refetch, last_batch = await _after_finish(rt, message_id, seq)
+            if refetch:
                 continue  # events committed since our read: fetch them (they end with the terminal)
-            elif not (last and last[0]["type"] in TERMINAL):
-                # finished without a closing event (a log-mode message): close cleanly
-                yield (await _shielded(_snapshot_end(rt, message_id)))[1:]
+            if last_batch is not None:
+                yield last_batch
             return
         live = g.live.get(message_id)
         if live is not None:  # the turn started here after all (unlikely): switch to memory
