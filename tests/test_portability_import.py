@@ -619,3 +619,91 @@ async def test_ugly_input_in_every_format(db_url, tmp_path, doc, fmt, failed):
         again = await import_file(app, c, json.dumps(doc))
         assert again["report"]["conversations"]["unchanged"] == 1
         assert await _count(app, t.messages, user_id=c.user_id) == 6
+
+
+async def test_an_upload_over_the_limit_is_413_and_keeps_nothing(db_url, tmp_path):
+    async with port_app(db_url, tmp_path, max_import_bytes=1000) as app, client_for(app) as c:
+        r = await upload(c, DATA / "claude.json")  # 3.4 kB
+        assert r.status_code == 413, r.text
+        assert r.json()["error"]["code"] == "payload_too_large"
+        assert await _count(app, t.imports) == 0 and await _count(app, t.jobs) == 0
+        folder = tmp_path / "transfers" / "imports"
+        assert not folder.exists() or not any(folder.iterdir())
+
+
+async def test_progress_is_reported_while_the_job_runs(db_url, tmp_path, monkeypatch):
+    """The job's row (what GET /api/imports/{id} answers) and the CLI's callback move forward
+    with the bytes read, before the end."""
+    from chatmem.portability import importer
+    from tests.port_support import write_chatgpt_export
+
+    monkeypatch.setattr(importer, "PROGRESS_EVERY_MS", 0)
+    path = tmp_path / "mid.json"
+    n = write_chatgpt_export(path, 60, 20)
+    async with port_app(db_url, tmp_path) as app, client_for(app) as c:
+        rt = app.state.runtime
+        out = await importer.create_import(
+            rt.db, rt.settings, c.user_id, None, filename="mid.json", local_path=str(path)
+        )
+        seen: list[tuple] = []
+        real_save = importer._Run._save_progress
+
+        async def save_and_read(self, conn):
+            await real_save(self, conn)
+            row = await importer.store.get_import(conn, c.user_id, self.iid)
+            api = importer.import_out(row)
+            seen.append((api["status"], api["progress"], api["conversations_processed"]))
+
+        monkeypatch.setattr(importer._Run, "_save_progress", save_and_read)
+        frames: list[dict] = []
+        done = await importer.run_import(rt.db, rt.settings, out["id"], progress=frames.append)
+        assert done["status"] == "done" and done["report"]["messages"]["imported"] == n
+        running = [s for s in seen if s[0] == "running"]
+        assert len(running) == 60
+        assert [s[2] for s in running] == list(range(1, 61))
+        assert any(0 < s[1] < 1 for s in running)  # part of the file read, visibly
+        assert [p for _s, p, _n in running] == sorted(p for _s, p, _n in running)
+        mid = [f for f in frames if f["status"] == "running"]
+        assert mid and all(f["bytes_total"] == path.stat().st_size for f in mid)
+        assert any(f["bytes_read"] < f["bytes_total"] for f in mid)
+        assert frames[-1]["status"] == "done"
+
+
+async def test_a_write_failing_midway_leaves_no_part_of_its_conversation(
+    db_url, tmp_path, monkeypatch
+):
+    """The conversation row is written before its messages: when the messages' insert fails, the
+    transaction takes the row with it, and a later attempt imports the conversation whole."""
+    from chatmem.portability import importer, store
+
+    real = store.insert_messages
+    calls = {"n": 0}
+
+    async def flaky(conn, rows):
+        calls["n"] += 1
+        if calls["n"] == 2:  # the second conversation (conv-ugly)
+            raise RuntimeError("the database went away")
+        await real(conn, rows)
+
+    monkeypatch.setattr(store, "insert_messages", flaky)
+    async with port_app(db_url, tmp_path) as app, client_for(app) as c:
+        rt = app.state.runtime
+        out = await importer.create_import(
+            rt.db,
+            rt.settings,
+            c.user_id,
+            None,
+            filename="c.json",
+            local_path=str(DATA / "chatgpt.json"),
+            queue=False,
+        )
+        with pytest.raises(RuntimeError):
+            await importer.run_import(rt.db, rt.settings, out["id"])
+        assert set(await _by_source(app, c.user_id)) == {"conv-branch"}
+        assert await _count(app, t.conversations, user_id=c.user_id) == 1
+        assert await _count(app, t.messages, user_id=c.user_id) == 9
+        row = (await c.get(f"/api/imports/{out['id']}")).json()
+        assert row["status"] == "running" and row["conversations_processed"] == 1
+        done = await importer.run_import(rt.db, rt.settings, out["id"])  # the job's retry
+        assert done["status"] == "done" and done["report"]["conversations"]["imported"] == 2
+        assert await _count(app, t.messages, user_id=c.user_id) == 14
