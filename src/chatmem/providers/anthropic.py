@@ -90,19 +90,7 @@ class AnthropicProvider:
         self, model: ModelInfo, messages: list[ChatMessage], *, max_tokens: int
     ) -> AsyncIterator[ProviderEvent]:
         client = self._client(model)
-        system, turns = split_system(messages)
-        params: dict = dict(
-            model=model.upstream_name,
-            messages=turns,
-            stream=True,
-            max_tokens=max_tokens or model.max_output,
-        )
-        if system:
-            params["system"] = system
-        budget = int(model.options.get("thinking_budget", 0) or 0)
-        if budget:
-            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
-            params["max_tokens"] = max(params["max_tokens"], budget + 1024)
+        params = _request(model, messages, max_tokens)
         usage = {
             "input_tokens": 0,
             "output_tokens": 0,
@@ -156,3 +144,22 @@ class AnthropicProvider:
         for c in self._clients.values():
             await c.close()
         self._clients.clear()
+
+
+def _request(model: ModelInfo, messages: list[ChatMessage], max_tokens: int) -> dict:
+    """The streaming Messages request: the system prompt apart, the token limit (raised above an
+    extended-thinking budget when the model has one)."""
+    system, turns = split_system(messages)
+    params: dict = dict(
+        model=model.upstream_name,
+        messages=turns,
+        stream=True,
+        max_tokens=max_tokens or model.max_output,
+    )
+    if system:
+        params["system"] = system
+    budget = int(model.options.get("thinking_budget", 0) or 0)
+    if budget:
+        params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        params["max_tokens"] = max(params["max_tokens"], budget + 1024)
+    return params

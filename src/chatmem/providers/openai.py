@@ -146,21 +146,7 @@ class OpenAIProvider:
         options: dict | None = None,
     ) -> AsyncIterator[ProviderEvent]:
         client = self._client(model)
-        options = options or {}
-        wire = [{"role": m.role, "content": m.content} for m in messages]
-        tool_messages = list(options.get("tool_messages") or ())
-        if tool_messages:
-            wire = _replace_tool_turn(wire, tool_messages)
-        params: dict[str, Any] = dict(
-            model=model.upstream_name,
-            stream=True,
-            messages=wire,
-            stream_options={"include_usage": True},
-            **{k: options[k] for k in PASSTHROUGH if options.get(k) is not None},
-        )
-        token_param = model.options.get("max_tokens_param", "max_tokens")
-        if max_tokens:
-            params[token_param] = max_tokens
+        params = _request(model, messages, max_tokens, options or {})
         finish = None  # a stream that ends without any finish_reason was cut short
         started = False
         calls: dict[int, dict] = {}
@@ -177,14 +163,7 @@ class OpenAIProvider:
                         if delta.content:
                             yield TextDelta(delta.content)
                         for tc in delta.tool_calls or ():
-                            part = calls.setdefault(tc.index, {"arguments": []})
-                            if tc.id:
-                                part["id"] = tc.id
-                            if tc.function is not None:
-                                if tc.function.name:
-                                    part["name"] = tc.function.name
-                                if tc.function.arguments:
-                                    part["arguments"].append(tc.function.arguments)
+                            _add_tool_call_part(calls, tc)
                     if choice.finish_reason:
                         finish = STOP_REASONS.get(choice.finish_reason, choice.finish_reason)
                 if chunk.usage is not None:
@@ -213,3 +192,37 @@ class OpenAIProvider:
         if self._http is not None:
             await self._http.aclose()
             self._http = None
+
+
+def _request(
+    model: ModelInfo, messages: list[ChatMessage], max_tokens: int, options: dict
+) -> dict[str, Any]:
+    """The streaming Chat Completions request: the messages (a tool turn replayed in place), the
+    passthrough options, and the token limit under the parameter name the model takes."""
+    wire = [{"role": m.role, "content": m.content} for m in messages]
+    tool_messages = list(options.get("tool_messages") or ())
+    if tool_messages:
+        wire = _replace_tool_turn(wire, tool_messages)
+    params: dict[str, Any] = dict(
+        model=model.upstream_name,
+        stream=True,
+        messages=wire,
+        stream_options={"include_usage": True},
+        **{k: options[k] for k in PASSTHROUGH if options.get(k) is not None},
+    )
+    token_param = model.options.get("max_tokens_param", "max_tokens")
+    if max_tokens:
+        params[token_param] = max_tokens
+    return params
+
+
+def _add_tool_call_part(calls: dict[int, dict], tc: Any) -> None:
+    """Accumulate one streamed tool-call delta (id, name, argument text) under its index."""
+    part = calls.setdefault(tc.index, {"arguments": []})
+    if tc.id:
+        part["id"] = tc.id
+    if tc.function is not None:
+        if tc.function.name:
+            part["name"] = tc.function.name
+        if tc.function.arguments:
+            part["arguments"].append(tc.function.arguments)
