@@ -32,6 +32,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 from tests.servers import Server, create_user  # noqa: E402
 
 
@@ -203,25 +204,42 @@ def fresh_sqlite() -> str:
     return url
 
 
+def run_parts(url: str, only: str | None) -> None:
+    from chatmem.db.migrate import upgrade
+
+    upgrade(url)
+    if only in (None, "logins"):
+        asyncio.run(logins(url))
+    if only in (None, "body"):
+        body_limit(url)
+    if only in (None, "delivery"):
+        delivery(url)
+
+
+async def on_temp_postgres(only: str | None) -> None:
+    """The PostgreSQL half runs in a throw-away database (never in the server's own)."""
+    from pgtemp import temp_database
+
+    async with temp_database("chatmem_hardening") as url:
+        assert url is not None
+        await asyncio.to_thread(run_parts, url, only)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--postgres", default=os.environ.get("CHATMEM_BENCH_POSTGRES_URL", ""))
+    ap.add_argument(
+        "--postgres",
+        default=os.environ.get("CHATMEM_BENCH_POSTGRES_URL", ""),
+        help="a PostgreSQL server URL: the run creates and drops its own database there",
+    )
     ap.add_argument("--only", choices=("logins", "body", "delivery"), default=None)
     args = ap.parse_args()
-    targets = [("sqlite", fresh_sqlite())]
+    print("[sqlite]")
+    run_parts(fresh_sqlite(), args.only)
     if args.postgres:
-        targets.append(("postgres", args.postgres))
-    for name, url in targets:
-        print(f"[{name}]")
-        from chatmem.db.migrate import upgrade
-
-        upgrade(url)
-        if args.only in (None, "logins"):
-            asyncio.run(logins(url))
-        if args.only in (None, "body"):
-            body_limit(url)
-        if args.only in (None, "delivery"):
-            delivery(url)
+        print("[postgres]")
+        os.environ["CHATMEM_BENCH_POSTGRES_URL"] = args.postgres
+        asyncio.run(on_temp_postgres(args.only))
 
 
 if __name__ == "__main__":

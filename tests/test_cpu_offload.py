@@ -3,8 +3,13 @@ pool, a large context is assembled there, and the pool is not the one password h
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 
+import pytest
+
+from chatmem import cpu
 from chatmem.context import assemble as asm
 from chatmem.context import service
 from chatmem.context.tokens import OFFLOAD_CHARS, TokenCounter
@@ -130,3 +135,19 @@ async def test_a_conversation_export_renders_on_the_text_pool(app, new_user, mon
         r = await u.client.get(f"/api/conversations/{cid}/export", params={"format": fmt})
         assert r.status_code == 200, r.text
     assert len(seen) == 3 and all(name.startswith("chatmem-text") for name in seen)
+
+
+async def test_password_hashes_run_on_a_lower_priority_thread_than_the_loop():
+    """The password pool's threads are niced (Linux, per thread): under a login flood on a busy
+    machine the kernel schedules the event loop's thread first. The text pool is not niced (a
+    user's turn waits on it)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("per-thread priorities are a Linux feature")
+
+    def nice_of_this_thread() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    loop_nice = nice_of_this_thread()
+    assert await cpu.run_cpu(nice_of_this_thread) == min(19, loop_nice + cpu.CPU_POOL_NICENESS)
+    assert await cpu.run_text(nice_of_this_thread) == loop_nice
+    assert nice_of_this_thread() == loop_nice  # the caller's thread is untouched
