@@ -126,3 +126,34 @@ def unnamed_controls(page) -> list[str]:
           return !(label && label.trim());
         }).map(el => el.outerHTML.slice(0, 120))"""
     )
+
+
+def emoji_in_chrome(page) -> list[str]:
+    """Visible text of the app's own controls that needs a colour emoji font (there must be none:
+    without one, as on Debian's Chromium here, 👍 📌 🧠 were drawn as empty boxes). What people
+    wrote (messages, titles, a project's chosen emoji) is left out."""
+    return page.evaluate(
+        r"""() => {
+          const own = '.md, .user-text, .thread-quote, .conv-title, .topbar-title, .topbar-icon,'
+            + ' .result, input, textarea, select';
+          const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+          const out = [];
+          for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+            const el = n.parentElement;
+            if (!el || el.closest(own) || !el.getClientRects().length) continue;
+            if (/[\u{1F000}-\u{1FAFF}]/u.test(n.textContent)) out.push(el.outerHTML.slice(0, 120));
+          }
+          return out;
+        }"""
+    )
+
+
+def title_room(page) -> float:
+    """The width the top bar leaves for the screen's title, in CSS pixels."""
+    return page.locator(".topbar-title").first.evaluate("el => el.getBoundingClientRect().width")
+
+
+def topbar_fits(page) -> bool:
+    """Nothing in the top bar is cut off at the right edge (the page itself does not scroll
+    sideways then: the bar clips its overflow)."""
+    return page.locator(".topbar").first.evaluate("el => el.scrollWidth <= el.clientWidth")

@@ -21,12 +21,15 @@ import pytest
 from .browser import (
     LOOK_IDS,
     LOOKS,
+    emoji_in_chrome,
     launch,
     new_page,
     no_horizontal_scroll,
     open_sidebar_if_narrow,
     session_cookies,
     shot,
+    title_room,
+    topbar_fits,
     unnamed_controls,
 )
 from .servers import Server, create_user
@@ -279,6 +282,9 @@ def test_layout_long_chat_opens_at_newest_and_keeps_position(browser, server, us
     assert box and box["y"] + box["height"] <= vh
     assert page.evaluate("document.scrollingElement.scrollHeight") <= vh
     no_horizontal_scroll(page)
+    assert not emoji_in_chrome(page)  # the answers' thumbs are drawn, not emoji
+    assert title_room(page) >= 96  # at 390 px the title had 40 px ("Lo…") beside the tools
+    assert topbar_fits(page)
     shot(page, "chat-long", look)
     # scrolling up loads older pages and keeps what the reader was looking at in place
     top = page.locator(".msg").first
@@ -609,6 +615,7 @@ def test_conversation_list_actions_search_projects_and_models(browser, server, u
     first = sidebar.locator(".conv-item").first
     first.filter(has_text="Chat 050").wait_for()
     assert first.get_by_label("Pinned").count() == 1
+    assert not emoji_in_chrome(page)  # the pin is drawn, not an emoji
     act(first, "Star")
     first.get_by_label("Starred").wait_for()
     # rename
@@ -663,6 +670,9 @@ def test_conversation_list_actions_search_projects_and_models(browser, server, u
     dlg.get_by_role("button", name="Save").click()
     page.get_by_role("heading", name=re.compile("Marine life")).wait_for()
     page.get_by_text("Answer like a diver.").wait_for()
+    assert not emoji_in_chrome(page) and title_room(page) >= 96 and topbar_fits(page)
+    no_horizontal_scroll(page)
+    shot(page, "project", look)
     open_sidebar_if_narrow(page, look)
     act(sidebar.locator(".conv-item", has_text="Ocean notes"), "Move to project")
     page.get_by_role("dialog", name="Move to project").get_by_role(
@@ -744,6 +754,31 @@ def test_keyboard_only_accessible_names_live_region_and_csp(browser, server, use
     page.locator(".msg.assistant.stopped").wait_for(timeout=30_000)
     live = page.locator("[aria-live=polite]", has_text="Answer complete.")
     live.wait_for(timeout=30_000)
+    # an answer's actions by keyboard: Shift+Tab back from the composer reaches their toolbar
+    # (visibly focused), Enter opens "More actions", the arrows reach "Ask about this": a thread
+    # opens with the focus in its own composer; Escape closes it, the focus back on the button
+    on_first_answer = """() => document.activeElement.getAttribute('aria-label') === 'More actions'
+        && document.activeElement.closest('.msg').textContent.includes('Hello, keyboard user.')"""
+    for _ in range(40):
+        page.keyboard.press("Shift+Tab")
+        if page.evaluate(on_first_answer):
+            break
+    assert page.evaluate(on_first_answer)
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("none", "")
+    page.keyboard.press("Enter")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.textContent") == "Ask about this"
+    page.keyboard.press("Enter")
+    thread = page.get_by_role("complementary", name="Thread")
+    thread.wait_for()
+    page.wait_for_function("document.activeElement.id === 'thread-input'")
+    page.keyboard.type("Why that?")
+    page.keyboard.press("Enter")
+    thread.locator(".msg.assistant.done").wait_for(timeout=60_000)
+    page.keyboard.press("Escape")
+    thread.wait_for(state="detached")
+    page.wait_for_function(on_first_answer)
     # Ctrl+K searches; Ctrl+Shift+O starts a new chat
     page.keyboard.press("Control+k")
     page.get_by_role("dialog", name="Search chats").wait_for()
@@ -807,6 +842,7 @@ def test_main_screens_in_the_other_looks(browser, server, user, look):
     page.goto(f"/c/{c['id']}")
     page.locator(".msg.assistant h1").wait_for()
     no_horizontal_scroll(page)
+    assert not emoji_in_chrome(page) and title_room(page) >= 96 and topbar_fits(page)
     shot(page, "chat-markdown", look)
     open_sidebar_if_narrow(page, look)
     shot(page, "sidebar", look)

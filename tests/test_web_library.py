@@ -69,7 +69,7 @@ def check_edit_changes_next_context(page, u: User, look) -> None:
     page.locator("#composer-input").press("Enter")
     wait_answer(page, 2)
     last = page.locator(".msg.assistant").last
-    last.locator("button.mem-used").click()  # "🧠 1": the answer's own stored report
+    last.locator("button.mem-used").click()  # "1" beside its icon: the answer's own stored report
     panel = page.locator("dialog.context-panel")
     panel.locator(".ctx-memories li", has_text="orange").wait_for()
     assert "teal" not in panel.inner_text()

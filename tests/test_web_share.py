@@ -105,16 +105,16 @@ def test_thumbs_with_reasons_and_comment(browser, server, user, look):
     dlg.get_by_label("Comment (optional)").fill("It rambled.")
     shot(page, "feedback-dislike", look)
     dlg.get_by_role("button", name="Send feedback").click()
-    answer.locator("button[aria-pressed=true]", has_text="👎").wait_for()
+    answer.locator("button[aria-pressed=true][aria-label='Bad answer']").wait_for()
     mid = answer.get_attribute("data-id")
     fb = user.api.get(f"/api/conversations/{c['id']}/messages/{mid}/feedback").json()["feedback"]
     assert fb["rating"] == "dislike" and set(fb["reasons"]) == {"too_long", "outdated"}
     assert fb["comment"] == "It rambled."
     answer.get_by_role("button", name="Good answer").click()
-    answer.locator("button[aria-pressed=true]", has_text="👍").wait_for()
+    answer.locator("button[aria-pressed=true][aria-label='Good answer']").wait_for()
     page.reload()
     page.locator(".msg.assistant", has_text="An answer.").locator(
-        "button[aria-pressed=true]", has_text="👍"
+        "button[aria-pressed=true][aria-label='Good answer']"
     ).wait_for()
     done(page, console)
 

@@ -6,6 +6,7 @@ import { useT } from "../i18n";
 import type { MessageKey } from "../i18n/en";
 import { when } from "../settings/util";
 import { Guard } from "./Guard";
+import { Icon } from "../ui/Icon";
 
 export function RatingsSection() {
   const t = useT();
@@ -33,8 +34,12 @@ export function RatingsSection() {
               {d.models.map((m) => (
                 <tr key={m.model_id} data-model={m.model_id}>
                   <td>{m.model_id || "—"}</td>
-                  <td>👍 {m.likes}</td>
-                  <td>👎 {m.dislikes}</td>
+                  <td>
+                    <Icon name="thumbUp" /> {m.likes}
+                  </td>
+                  <td>
+                    <Icon name="thumbDown" /> {m.dislikes}
+                  </td>
                   <td>
                     {Object.entries(m.reasons)
                       .map(([r, n]) => `${reason(r)} × ${n}`)
@@ -48,7 +53,9 @@ export function RatingsSection() {
           <ul className="rating-list">
             {d.recent.map((r, i) => (
               <li key={i}>
-                <span>{r.rating === "like" ? "👍" : "👎"}</span> <strong>{r.model_id || "—"}</strong>{" "}
+                <span role="img" aria-label={r.rating === "like" ? t("likes") : t("dislikes")}>
+                  <Icon name={r.rating === "like" ? "thumbUp" : "thumbDown"} />
+                </span> <strong>{r.model_id || "—"}</strong>{" "}
                 <span className="muted small">
                   {r.user_email} · {when(r.updated_at)}
                 </span>

@@ -14,12 +14,13 @@ import { ThreadPanel } from "./ThreadPanel";
 import { ChatTools } from "./ChatTools";
 import { TopBar } from "./TopBar";
 import { useAuthors } from "../workspaces/api";
+import { Icon } from "../ui/Icon";
 
 function HelpButton() {
   const t = useT();
   const { openHelp } = useApp();
   return (
-    <button type="button" className="icon-btn" aria-label={t("keyboardShortcuts")} onClick={openHelp}>
+    <button type="button" className="icon-btn help-btn" aria-label={t("keyboardShortcuts")} onClick={openHelp}>
       ?
     </button>
   );
@@ -87,7 +88,7 @@ export function NewChatRoute() {
   return (
     <div className="chat-page">
       <div className="chat-column">
-        <TopBar title={project ? `${project.emoji || "📁"} ${project.name}` : t("newChat")}>
+        <TopBar title={project ? project.name : t("newChat")} icon={project && (project.emoji || <Icon name="folder" />)}>
           <ModelPicker value={model} onChange={setModel} />
           <HelpButton />
         </TopBar>

@@ -60,7 +60,8 @@ export function MessageItem({
   const role = m.role === "user" ? t("you") : t("assistant");
   const more: MenuItem[] = [
     ...(m.role === "assistant" ? [{ label: t("editMessage"), onSelect: () => startEdit() }] : []),
-    ...(m.role === "assistant" && actions.thread
+    // an answer stopped before its first word has nothing to quote
+    ...(m.role === "assistant" && actions.thread && d.text.trim()
       ? [
           {
             label: t("askAboutSelection"),

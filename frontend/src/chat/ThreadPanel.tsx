@@ -17,6 +17,15 @@ export function ThreadPanel({
   const t = useT();
   const panel = useRef<HTMLElement>(null);
   useEffect(() => {
+    // closing hands the focus back to what opened the thread (the answer's menu button), or to
+    // the conversation's composer when that is gone (the selection's button): never to <body>
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    return () => {
+      const back = opener?.isConnected ? opener : document.getElementById("composer-input");
+      setTimeout(() => back?.focus(), 0);
+    };
+  }, []);
+  useEffect(() => {
     document.getElementById("thread-input")?.focus();
   }, [id]);
   return (

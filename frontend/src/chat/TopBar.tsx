@@ -3,7 +3,7 @@ import type { ReactNode } from "react";
 import { useApp } from "../app/context";
 import { useT } from "../i18n";
 
-export function TopBar({ title, children }: { title: string; children?: ReactNode }) {
+export function TopBar({ title, icon, children }: { title: string; icon?: ReactNode; children?: ReactNode }) {
   const t = useT();
   const { sidebarOpen, setSidebarOpen, isNarrow } = useApp();
   return (
@@ -21,6 +21,11 @@ export function TopBar({ title, children }: { title: string; children?: ReactNod
         </button>
       )}
       <h1 className="topbar-title" title={title}>
+        {icon && (
+          <span className="topbar-icon" aria-hidden="true">
+            {icon}
+          </span>
+        )}
         {title}
       </h1>
       <div className="topbar-tools">{children}</div>

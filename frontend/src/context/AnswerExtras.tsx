@@ -5,6 +5,7 @@ import { useT } from "../i18n";
 import { ContextPanel } from "./ContextPanel";
 import { reportOf } from "./report";
 import { Thumbs } from "./Thumbs";
+import { Icon } from "../ui/Icon";
 
 export function AnswerExtras({
   m,
@@ -28,7 +29,7 @@ export function AnswerExtras({
           onClick={() => setShowContext(true)}
           aria-label={t("ctxUsedMemoriesLabel", { n })}
         >
-          {t("ctxUsedMemories", { n })}
+          <Icon name="memory" /> {n}
         </button>
       )}
       {showContext && (

@@ -7,6 +7,7 @@ import type { Message, Schemas } from "../api/types";
 import { errorText, useT } from "../i18n";
 import type { MessageKey } from "../i18n/en";
 import { Dialog } from "../ui/Dialog";
+import { Icon } from "../ui/Icon";
 import { toast } from "../ui/toast";
 
 type Reason = NonNullable<Schemas["FeedbackIn"]["reasons"]>[number];
@@ -49,7 +50,7 @@ export function Thumbs({ m }: { m: Message }) {
         title={t("fbGood")}
         onClick={() => send(rating === "like" ? "" : "like")}
       >
-        👍
+        <Icon name="thumbUp" />
       </button>
       <button
         type="button"
@@ -59,7 +60,7 @@ export function Thumbs({ m }: { m: Message }) {
         title={t("fbBad")}
         onClick={() => (rating === "dislike" ? send("") : setAsking(true))}
       >
-        👎
+        <Icon name="thumbDown" />
       </button>
       {asking && (
         <Dialog open onClose={() => setAsking(false)} title={t("fbWhy")} className="feedback-dialog">

@@ -66,7 +66,6 @@ export const libraryEn = {
   ctxNoMemories: "No memories went into this answer.",
   ctxMemoryGone: "(since deleted)",
   ctxOpenLibrary: "Open the memory library",
-  ctxUsedMemories: "🧠 {n}",
   ctxUsedMemoriesLabel: "What the model saw ({n} memories used)",
   shareTitle: "Share",
   sharePublishes:

@@ -68,7 +68,6 @@ export const libraryZh: Record<keyof typeof libraryEn, string> = {
   ctxNoMemories: "这条回答没有使用任何记忆。",
   ctxMemoryGone: "（已删除）",
   ctxOpenLibrary: "打开记忆库",
-  ctxUsedMemories: "🧠 {n}",
   ctxUsedMemoriesLabel: "模型看到了什么（使用了 {n} 条记忆）",
   shareTitle: "分享",
   sharePublishes: "链接会把这段对话的消息（你看到的这个分支的当前内容）公开给任何拿到链接的人，无需登录。你的消息署名为你的显示名称“{name}”。",

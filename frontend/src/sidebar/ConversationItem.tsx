@@ -11,6 +11,7 @@ import { conversationChanged, refreshLists } from "../queries";
 import { ConfirmDialog, Dialog, FormActions } from "../ui/Dialog";
 import { MenuButton, type MenuItem } from "../ui/Menu";
 import { toast } from "../ui/toast";
+import { Icon } from "../ui/Icon";
 
 export function ConversationItem({ c, projects }: { c: Conversation; projects: Project[] }) {
   const t = useT();
@@ -45,7 +46,7 @@ export function ConversationItem({ c, projects }: { c: Conversation; projects: P
   return (
     <li className={`conv-item ${conversationId === c.id ? "active" : ""}`} data-id={c.id}>
       <NavLink to={`/c/${c.id}`} className="conv-link" title={c.title}>
-        {c.pinned && <span className="badge" aria-label={t("pinned")} title={t("pinned")}>📌</span>}
+        {c.pinned && <span className="badge" aria-label={t("pinned")} title={t("pinned")}><Icon name="pin" /></span>}
         {c.starred && <span className="badge" aria-label={t("starred")} title={t("starred")}>★</span>}
         <span className="conv-title">{c.title}</span>
       </NavLink>

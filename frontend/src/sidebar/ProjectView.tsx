@@ -9,6 +9,7 @@ import { keys, refreshLists, useProjects } from "../queries";
 import { ConfirmDialog } from "../ui/Dialog";
 import { ConversationList } from "./ConversationList";
 import { ProjectDialog } from "./ProjectDialog";
+import { Icon } from "../ui/Icon";
 
 export function ProjectView() {
   const t = useT();
@@ -31,19 +32,21 @@ export function ProjectView() {
   if (!project) return <div className="page" aria-busy="true" />;
   return (
     <div className="page">
-      <TopBar title={`${project.emoji || "📁"} ${project.name}`}>
-        <button type="button" onClick={() => setEditing(true)}>
-          {t("editProject")}
-        </button>
-        <button type="button" className="danger" onClick={() => setDeleting(true)}>
-          {t("deleteProject")}
-        </button>
-      </TopBar>
+      <TopBar title={project.name} icon={project.emoji || <Icon name="folder" />} />
       <div className="page-body">
         {project.instructions && <p className="project-instructions">{project.instructions}</p>}
-        <button type="button" className="primary" onClick={() => navigate(`/?project=${project.id}`)}>
-          + {t("newChat")}
-        </button>
+        {/* in the page, not the top bar: at 390 px the bar had no room for them and the title */}
+        <div className="project-actions">
+          <button type="button" className="primary" onClick={() => navigate(`/?project=${project.id}`)}>
+            + {t("newChat")}
+          </button>
+          <button type="button" onClick={() => setEditing(true)}>
+            {t("editProject")}
+          </button>
+          <button type="button" className="danger" onClick={() => setDeleting(true)}>
+            {t("deleteProject")}
+          </button>
+        </div>
         <ConversationList
           filter={{ project_id: project.id }}
           projects={projects.data?.items ?? []}

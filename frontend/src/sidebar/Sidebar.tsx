@@ -10,6 +10,7 @@ import { ConversationList } from "./ConversationList";
 import { ProjectDialog } from "./ProjectDialog";
 import { WorkspaceSwitcher } from "../workspaces/WorkspaceSwitcher";
 import { ReportDialog } from "../report/ReportDialog";
+import { Icon } from "../ui/Icon";
 
 export function Sidebar() {
   const t = useT();
@@ -71,7 +72,7 @@ export function Sidebar() {
             {projects.map((p) => (
               <li key={p.id}>
                 <NavLink to={`/projects/${p.id}`} className="conv-link">
-                  <span aria-hidden="true">{p.emoji || "📁"}</span> <span className="conv-title">{p.name}</span>
+                  <span aria-hidden="true">{p.emoji || <Icon name="folder" />}</span> <span className="conv-title">{p.name}</span>
                 </NavLink>
               </li>
             ))}
