@@ -30,7 +30,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.servers import Server, create_user  # noqa: E402
+from tests.servers import CHATMEM, Server, chatmem_env, create_user  # noqa: E402
 
 BARE_APP = """
 import asyncio, json, sys
@@ -119,7 +119,15 @@ def start_server(db_url: str, tokens: int, **env) -> Server:
     return Server(db_url, env_extra=base).start()
 
 
+def migrate(db_url: str) -> None:
+    """``chatmem migrate``: the CLI's ``users create`` refuses a database that does not exist yet."""
+    subprocess.run(
+        [CHATMEM, "migrate"], env=chatmem_env(db_url), check=True, capture_output=True, timeout=300
+    )
+
+
 async def overhead(db_url: str, turns: int) -> None:
+    migrate(db_url)
     key = create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com")
     server = start_server(db_url, 40)
     try:
