@@ -5,9 +5,13 @@ Prints (ratios and distributions, never pass/fail):
    the demo provider at 0 ms per token, p50 and p95 over sequential turns;
 2. relay throughput — tokens/s of one long turn through one ``chatmem serve`` process, as a ratio
    to a bare sse-starlette endpoint emitting the same events in the same run (target ≥ 0.5);
-3. 100 concurrent streams on SQLite and on PostgreSQL — every one must end with ``done``.
+3. 100 concurrent streams on SQLite and on PostgreSQL — every one must end with ``done``;
+4. every core (``--workers-compare``): ``chatmem serve --workers 1`` vs ``--workers 2`` under 32
+   clients turning in a loop (10 users), rounds interleaved (1, 2, 1, 2, …) so load drift hits
+   both — turns/s and first-delta p50/p95 per worker count, and the turns/s ratio.
 
-Usage: ``.venv/bin/python bench/stream.py [--turns 40] [--tokens 20000] [--concurrent 100]``.
+Usage: ``.venv/bin/python bench/stream.py [--turns 40] [--tokens 20000] [--concurrent 100]
+[--workers-compare [--clients 32 --seconds 20 --rounds 2]]``.
 PostgreSQL comes from CHATMEM_BENCH_POSTGRES_URL or CHATMEM_TEST_POSTGRES_URL (a scratch database
 is created and dropped); without it only SQLite runs.
 """
@@ -100,7 +104,7 @@ def pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
 
 
-def start_server(db_url: str, tokens: int, **env) -> Server:
+def start_server(db_url: str, tokens: int, args: tuple = ("--no-worker",), **env) -> Server:
     model = {
         "id": "demo-bench",
         "provider": "demo",
@@ -116,7 +120,7 @@ def start_server(db_url: str, tokens: int, **env) -> Server:
         "CHATMEM_RUN_WORKER": "false",
     }
     base.update(env)
-    return Server(db_url, env_extra=base).start()
+    return Server(db_url, env_extra=base, args=args).start()
 
 
 def migrate(db_url: str) -> None:
@@ -234,6 +238,66 @@ async def concurrent(db_url: str, n: int, tokens: int = 200) -> None:
         server.stop()
 
 
+async def workers_round(db_url: str, n_workers: int, keys: list[str], clients: int, seconds: float):
+    """One round: a fresh ``serve --workers N`` and ``clients`` loops of turns for ``seconds``."""
+    server = start_server(db_url, 40, args=("--no-worker", "--workers", str(n_workers)))
+    first: list[float] = []
+    done = errors = 0
+    try:
+        limits = httpx.Limits(max_connections=clients + 10, max_keepalive_connections=clients + 10)
+        async with httpx.AsyncClient(base_url=server.base, timeout=300, limits=limits) as c:
+            await turn(c, "warm-up", keys[0])
+            t0 = time.perf_counter()
+            until = t0 + seconds
+
+            async def loop(i: int) -> None:
+                nonlocal done, errors
+                while time.perf_counter() < until:
+                    try:
+                        start, _n, last, first_at, _ = await turn(c, f"w{i}", keys[i % len(keys)])
+                    except httpx.HTTPError:
+                        errors += 1
+                        continue
+                    if last == "done":
+                        done += 1
+                        first.append((first_at - start) * 1000)
+                    else:
+                        errors += 1
+
+            await asyncio.gather(*(loop(i) for i in range(clients)))
+            wall = time.perf_counter() - t0
+    finally:
+        server.stop()
+    return done / wall, first, errors
+
+
+async def workers_compare(db_url: str, clients: int, seconds: float, rounds: int) -> None:
+    from chatmem.db.migrate import upgrade
+
+    upgrade(db_url)  # the users are made before the first server starts
+    keys = [create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com") for _ in range(USERS)]
+    rate: dict[int, list[float]] = {1: [], 2: []}
+    firsts: dict[int, list[float]] = {1: [], 2: []}
+    errs = {1: 0, 2: 0}
+    for _ in range(rounds):
+        for n in (1, 2):
+            r, f, e = await workers_round(db_url, n, keys, clients, seconds)
+            rate[n].append(r)
+            firsts[n] += f
+            errs[n] += e
+    for n in (1, 2):
+        print(
+            f"  serve --workers {n}, {clients} clients: {statistics.mean(rate[n]):.1f} turns/s "
+            f"(rounds {', '.join(f'{x:.1f}' for x in rate[n])}), first delta p50 "
+            f"{statistics.median(firsts[n]):.0f} ms / p95 {pct(firsts[n], 95):.0f} ms, "
+            f"{errs[n]} errors"
+        )
+    print(
+        f"  turns/s ratio 2 workers ÷ 1: {statistics.mean(rate[2]) / statistics.mean(rate[1]):.2f}"
+        f" (this machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})"
+    )
+
+
 async def pg_database(admin_url: str, name: str, drop: bool = False) -> str:
     import asyncpg
     from sqlalchemy.engine import make_url
@@ -261,13 +325,20 @@ async def main() -> None:
     ap.add_argument("--turns", type=int, default=40)
     ap.add_argument("--tokens", type=int, default=20000)
     ap.add_argument("--concurrent", type=int, default=100)
+    ap.add_argument("--workers-compare", action="store_true", help="only part 4: --workers 1 vs 2")
+    ap.add_argument("--clients", type=int, default=32)
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="chatmem-bench-")
     sqlite_url = f"sqlite:///{tmp}/bench.db"
     print("SQLite:")
-    await overhead(sqlite_url, args.turns)
-    await throughput(sqlite_url, args.tokens)
-    await concurrent(sqlite_url, args.concurrent)
+    if args.workers_compare:
+        await workers_compare(sqlite_url, args.clients, args.seconds, args.rounds)
+    else:
+        await overhead(sqlite_url, args.turns)
+        await throughput(sqlite_url, args.tokens)
+        await concurrent(sqlite_url, args.concurrent)
     admin = os.environ.get("CHATMEM_BENCH_POSTGRES_URL") or os.environ.get(
         "CHATMEM_TEST_POSTGRES_URL"
     )
@@ -276,8 +347,11 @@ async def main() -> None:
         pg = await pg_database(admin, name)
         try:
             print("PostgreSQL:")
-            await overhead(pg, args.turns)
-            await concurrent(pg, args.concurrent)
+            if args.workers_compare:
+                await workers_compare(pg, args.clients, args.seconds, args.rounds)
+            else:
+                await overhead(pg, args.turns)
+                await concurrent(pg, args.concurrent)
         finally:
             await pg_database(admin, name, drop=True)
     else:
