@@ -66,9 +66,12 @@ migrate: $(STAMP)
 
 # The browser tests drive Debian's Chromium (Playwright never downloads its own); the PostgreSQL
 # variants run against the local server when one answers on 127.0.0.1:5432.
+# A Chinese font too (4 MB), so the zh screenshots show text rather than empty boxes.
 chromium:
 	@test -x /usr/bin/chromium || ! command -v apt-get >/dev/null || [ "$$(id -u)" != 0 ] || \
 	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+	@test -n "$$(fc-list :lang=zh 2>/dev/null)" || ! command -v apt-get >/dev/null || [ "$$(id -u)" != 0 ] || \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-wqy-microhei) || true
 
 # The Node project of the AI SDK test (tests/node): installed from its lockfile.
 NODE_STAMP := tests/node/node_modules/.installed

@@ -251,15 +251,28 @@ def test_settings_password_theme_and_language(browser, server, user, look):
     done(page, console)
 
 
-def test_chinese_browser_gets_chinese(browser, server, user):
-    ctx, page, console = new_page(browser, server.base, ("desktop", "light"), locale="zh-CN")
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_chinese_browser_gets_chinese(browser, server, user, look):
+    ctx, page, console = new_page(browser, server.base, look, locale="zh-CN")
     page.goto("/")
     page.get_by_role("heading", name="登录 chatmem").wait_for()
+    shot(page, "login-zh", look)
     page.get_by_label("邮箱").fill(user.email)
     page.get_by_label("密码").fill(PASSWORD)
     page.get_by_role("button", name="登录").click()
     page.get_by_role("heading", name="有什么可以帮你？").wait_for()
+    assert page.get_by_role("heading", name="新对话").count() == 1  # the new chat's title
     assert user.api.get("/api/me").json()["settings"]["language"] == "zh"
+    c = user.api.post("/api/conversations", json={}).json()
+    assert c["title"] == "新对话"
+    user.say(c["id"], "潮池里有什么？", [{"kind": "text", "text": "海葵、海星和**小螃蟹**。\n\n```python\nprint('潮池')\n```"}])
+    page.goto(f"/c/{c['id']}")
+    page.locator(".msg.assistant", has_text="海葵").wait_for()
+    no_horizontal_scroll(page)
+    assert topbar_fits(page) and title_room(page) >= 96
+    shot(page, "chat-zh", look)
+    open_sidebar_if_narrow(page, look)
+    shot(page, "sidebar-zh", look)
     done(page, console)
 
 
