@@ -265,7 +265,11 @@ def test_chinese_browser_gets_chinese(browser, server, user, look):
     assert user.api.get("/api/me").json()["settings"]["language"] == "zh"
     c = user.api.post("/api/conversations", json={}).json()
     assert c["title"] == "新对话"
-    user.say(c["id"], "潮池里有什么？", [{"kind": "text", "text": "海葵、海星和**小螃蟹**。\n\n```python\nprint('潮池')\n```"}])
+    user.say(
+        c["id"],
+        "潮池里有什么？",
+        [{"kind": "text", "text": "海葵、海星和**小螃蟹**。\n\n```python\nprint('潮池')\n```"}],
+    )
     page.goto(f"/c/{c['id']}")
     page.locator(".msg.assistant", has_text="海葵").wait_for()
     no_horizontal_scroll(page)
