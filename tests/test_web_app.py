@@ -838,8 +838,9 @@ def test_keyboard_only_accessible_names_live_region_and_csp(browser, server, use
 # ── 6. API docs offline ─────────────────────────────────────────────────────────────────────
 
 
-def test_api_docs_work_offline(browser, server):
-    ctx, page, console = new_page(browser, server.base, ("desktop", "light"))
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_api_docs_work_offline(browser, server, look):
+    ctx, page, console = new_page(browser, server.base, look)
     outside: list[str] = []
 
     def guard(route):
@@ -853,8 +854,9 @@ def test_api_docs_work_offline(browser, server):
     page.goto("/docs")
     page.locator(".swagger-ui .info .title", has_text="chatmem").wait_for()
     page.locator(".opblock-summary-path", has_text="/api/conversations").first.wait_for()
-    shot(page, "docs", ("desktop", "light"))
+    shot(page, "docs", look)
     assert outside == []
+    no_horizontal_scroll(page)
     done(page, console)
 
 
