@@ -16,6 +16,7 @@ from chatmem.app import create_app
 from chatmem.auth import service as auth_service
 from chatmem.db import schema as t
 from chatmem.jobs.worker import Worker
+from chatmem.portability import importer
 from tests.conftest import make_settings
 
 DATA = Path(__file__).parent / "data" / "imports"
@@ -61,6 +62,14 @@ async def run_jobs(application, kinds=("import.run",)) -> int:
     while await w.run_once():
         n += 1
     return n
+
+
+async def local_import(application, user_id: str, path: Path) -> dict:
+    """An import of a file on this machine, not queued (the caller runs ``run_import``)."""
+    rt = application.state.runtime
+    return await importer.create_import(
+        rt.db, rt.settings, user_id, None, filename=path.name, local_path=str(path), queue=False
+    )
 
 
 async def import_file(application, client, data, **form) -> dict:

@@ -21,6 +21,7 @@ from tests.port_support import (
     conversations,
     import_file,
     load,
+    local_import,
     messages,
     port_app,
     run_jobs,
@@ -465,15 +466,7 @@ async def test_a_large_import_stays_under_a_memory_ceiling(db_url, tmp_path):
     size = path.stat().st_size
     async with port_app(db_url, tmp_path) as app, client_for(app) as c:
         rt = app.state.runtime
-        out = await importer.create_import(
-            rt.db,
-            rt.settings,
-            c.user_id,
-            None,
-            filename="big.json",
-            local_path=str(path),
-            queue=False,
-        )
+        out = await local_import(app, c.user_id, path)
         tracemalloc.start()
         try:
             done = await importer.run_import(rt.db, rt.settings, out["id"])
@@ -642,9 +635,7 @@ async def test_progress_is_reported_while_the_job_runs(db_url, tmp_path, monkeyp
     n = write_chatgpt_export(path, 60, 20)
     async with port_app(db_url, tmp_path) as app, client_for(app) as c:
         rt = app.state.runtime
-        out = await importer.create_import(
-            rt.db, rt.settings, c.user_id, None, filename="mid.json", local_path=str(path)
-        )
+        out = await local_import(app, c.user_id, path)
         seen: list[tuple] = []
         real_save = importer._Run._save_progress
 
@@ -688,15 +679,7 @@ async def test_a_write_failing_midway_leaves_no_part_of_its_conversation(
     monkeypatch.setattr(store, "insert_messages", flaky)
     async with port_app(db_url, tmp_path) as app, client_for(app) as c:
         rt = app.state.runtime
-        out = await importer.create_import(
-            rt.db,
-            rt.settings,
-            c.user_id,
-            None,
-            filename="c.json",
-            local_path=str(DATA / "chatgpt.json"),
-            queue=False,
-        )
+        out = await local_import(app, c.user_id, DATA / "chatgpt.json")
         with pytest.raises(RuntimeError):
             await importer.run_import(rt.db, rt.settings, out["id"])
         assert set(await _by_source(app, c.user_id)) == {"conv-branch"}
