@@ -54,9 +54,13 @@ async def test_listed_origin_preflight_and_credentials(tmp_path):
         r = await c.get("/api/me", headers={"Origin": APP})
         assert r.status_code == 401
         assert r.headers["access-control-allow-origin"] == APP
-        assert "x-request-id" in r.headers["access-control-expose-headers"].lower()
-        r = await c.options("/v1/chat/completions", headers={"Origin": APP, **PREFLIGHT})
-        assert r.status_code == 200
+        exposed = {h.strip() for h in r.headers["access-control-expose-headers"].lower().split(",")}
+        assert {"x-request-id", "x-chatmem-conversation", "x-chatmem-message"} <= exposed
+        assert {"x-user-message-id", "x-assistant-message-id", "retry-after"} <= exposed
+        for door in ("/v1/chat/completions", "/rpc/chat/inbox", "/mcp/"):
+            r = await c.options(door, headers={"Origin": APP, **PREFLIGHT})
+            assert r.status_code == 200, door
+            assert r.headers["access-control-allow-origin"] == APP
 
 
 @pytest.mark.parametrize("origins", [APP, ""])

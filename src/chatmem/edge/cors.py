@@ -20,8 +20,18 @@ from typing import Any
 
 from starlette.middleware.cors import CORSMiddleware
 
-#: Response headers a cross-origin client may read (paging, request ids, the /v1 conversation).
-EXPOSE = ["X-Has-More", "X-Next-Before", "X-Request-ID", "X-Chatmem-Conversation", "Retry-After"]
+#: Response headers a cross-origin client may read: paging, request ids, the conversation and
+#: message a /v1 turn went to, the ids of a /rpc turn (to resume or rate it), Retry-After.
+EXPOSE = [
+    "X-Has-More",
+    "X-Next-Before",
+    "X-Request-ID",
+    "X-Chatmem-Conversation",
+    "X-Chatmem-Message",
+    "X-User-Message-Id",
+    "X-Assistant-Message-Id",
+    "Retry-After",
+]
 MAX_AGE_S = 600
 
 
