@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..contracts.base import Input, Output
+from ..contracts.base import Email, Input, Output
 
 
 class AdminUserOut(Output):
@@ -22,7 +22,7 @@ class AdminUserPage(Output):
 
 
 class AdminUserIn(Input):
-    email: str = Field(min_length=3, max_length=320)
+    email: Email
     name: str = Field(default="", max_length=120)
     password: str | None = Field(
         default=None, min_length=8, max_length=1024, description="none: send a login link"

@@ -5,8 +5,7 @@ The use-cases own the transactions; every statement is in store.py.
 
 from __future__ import annotations
 
-import re
-
+from ..contracts.base import EMAIL_RE
 from ..cpu import run_cpu
 from ..db.clock import now_ms
 from ..db.engine import Database
@@ -22,8 +21,6 @@ from .secrets import (
     new_session_token,
     verify_password,
 )
-
-EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
 
 
 def _principal(row, via: str = "key", csrf: str = "") -> Principal:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from typing import Annotated, Any, Generic, TypeVar
@@ -127,6 +128,26 @@ def _not_blank(v: str) -> str:
     if not v:
         raise ValueError("must not be blank")
     return v
+
+
+#: What chatmem takes for an email address (one ``@``, no spaces; auth.service checks it too).
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
+
+
+def _email(v: str) -> str:
+    v = v.strip().lower()
+    if not EMAIL_RE.match(v):
+        raise ValueError("not an email address")
+    return v
+
+
+#: An email address in a request: the schema says what ``_email`` accepts (EMAIL_RE once the
+#: surrounding spaces are stripped; no NUL), so a client generated from it sends none it refuses.
+Email = Annotated[
+    str,
+    Field(min_length=3, max_length=320, pattern=r"^\s*[^@\s\u0000]+@[^@\s\u0000]+\s*$"),
+    AfterValidator(_email),
+]
 
 
 #: A display name: 1–120 characters, surrounding spaces stripped, never blank (seed 000's (docs/specs.md) limit).

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import Field
 
 from ..auth.models import Principal
-from ..auth.service import EMAIL_RE
-from ..contracts.base import Input, Name, Output
+from ..contracts.base import Email, Input, Name, Output
 from ..db.clock import now_ms
 from ..db.engine import Database
 from ..db.ids import new_id
@@ -62,21 +61,6 @@ class RoleIn(Input):
 
 class TransferIn(Input):
     user_id: str = Field(min_length=1, max_length=200)
-
-
-def _email(v: str) -> str:
-    v = v.strip().lower()
-    if not EMAIL_RE.match(v):
-        raise ValueError("not an email address")
-    return v
-
-
-#: the schema says what ``_email`` accepts: EMAIL_RE once surrounding spaces are stripped
-Email = Annotated[
-    str,
-    Field(min_length=3, max_length=320, pattern=r"^\s*[^@\s]+@[^@\s]+\s*$"),
-    AfterValidator(_email),
-]
 
 
 class InviteIn(Input):
