@@ -112,8 +112,9 @@ def _seed(base: str, key: str) -> dict:
 
 #: Rejections of schema-valid requests that no schema can express: the request is well formed but
 #: names something that does not fit (another account's email as the confirmation, a cursor this
-#: server never issued, a project of another space, a model not configured, a wrong current
-#: password, an empty upload or a screenshot that is not an image). Only that status is allowed
+#: server never issued or a page boundary that is no message of the conversation, a project of
+#: another space, a model not configured, a wrong current password, an empty upload or a
+#: screenshot that is not an image). Only that status is allowed
 #: beside schemathesis' defaults, and only on that operation; every other schema-valid request
 #: must be accepted (a validator stricter than its schema is a failure).
 SEMANTIC = {
@@ -121,6 +122,7 @@ SEMANTIC = {
     "DELETE /api/admin/users/{uid}": "422",  # confirm ≠ that user's email
     "GET /api/admin/user-feedback": "400",  # cursor not issued here
     "GET /api/conversations": "400",  # cursor
+    "GET /api/conversations/{cid}/messages": "400",  # before= a message of another conversation
     "GET /api/me/memories": "400",  # cursor
     "GET /api/workspaces/{wid}/feedback": "400",  # cursor
     "GET /rpc/chat/inbox/{agentId}/messages": "400",  # cursor
@@ -233,8 +235,12 @@ def test_the_whole_api_conforms_to_its_openapi_document(live, tmp_path):
         CHECKS,
         "--phases",
         "examples,coverage,fuzzing",
+        # one worker: schemathesis' workers are threads, and hypothesis is not thread-safe (its
+        # recursion-limit and global-random handling race), which surfaced as a rare internal
+        # SystemError on POST /v1/chat/completions — the deepest request schema — not a check
+        # failure. On a shared 2-core box a second thread bought little time anyway.
         "--workers",
-        "2",
+        "1",
         "--seed",
         "14",
         "--no-color",

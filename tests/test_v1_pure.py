@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from chatmem.generation.stops import StopScanner
 from chatmem.openai_compat import transcript as tr
+from chatmem.openai_compat.wire import ChatCompletionRequest
 
 
 def test_split_takes_the_input_after_the_last_assistant_message():
@@ -85,3 +88,17 @@ def test_tool_round_trip_and_its_replacement_upstream():
         {"role": "user", "content": "[tool result c1]\n42"},
     ]
     assert _replace_tool_turn(wire, [call, result]) == [*wire[:2], call, result]
+
+
+def test_stop_is_bounded_by_its_schema():
+    """What the OpenAPI document says ``stop`` takes is what the server takes (schemathesis'
+    positive-data check): one sequence or up to 4, each 1–200 characters."""
+    schema = ChatCompletionRequest.model_json_schema()["properties"]["stop"]["anyOf"]
+    assert schema[0]["minLength"] == 1 and schema[0]["maxLength"] == 200
+    assert schema[1]["maxItems"] == 4
+    base = {"model": "demo", "messages": [{"role": "user", "content": "hi"}]}
+    assert ChatCompletionRequest(**base, stop="x").stop == ["x"]
+    assert ChatCompletionRequest(**base, stop=["a", "b"]).stop == ["a", "b"]
+    for bad in ("", [""], ["a"] * 5, "y" * 201):
+        with pytest.raises(ValidationError):
+            ChatCompletionRequest(**base, stop=bad)

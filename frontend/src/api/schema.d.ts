@@ -1895,7 +1895,10 @@ export interface components {
             } | null;
             /** Seed */
             seed?: number | null;
-            /** Stop */
+            /**
+             * Stop
+             * @description up to 4 sequences; the answer ends before the first
+             */
             stop?: string | string[] | null;
             /**
              * Stream

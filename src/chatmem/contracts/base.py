@@ -26,14 +26,14 @@ T = TypeVar("T")
 NO_NUL = r"^[^\u0000]*$"
 
 
-def _say_no_nul(schema: dict) -> None:
+def say_no_nul(schema: dict) -> None:
     """Add ``NO_NUL`` to a property's free-text strings (enums, consts, formats and patterns
     already say what they take), through ``anyOf``/``oneOf`` and array items."""
     for key in ("anyOf", "oneOf"):
         for sub in schema.get(key, ()):
-            _say_no_nul(sub)
+            say_no_nul(sub)
     if isinstance(schema.get("items"), dict):
-        _say_no_nul(schema["items"])
+        say_no_nul(schema["items"])
     if schema.get("type") == "string" and not {"enum", "const", "format", "pattern"} & set(schema):
         schema["pattern"] = NO_NUL
 
@@ -48,7 +48,7 @@ class RejectNul(BaseModel):
         schema = handler(core_schema)
         target = handler.resolve_ref_schema(schema)
         for prop in target.get("properties", {}).values():
-            _say_no_nul(prop)
+            say_no_nul(prop)
         return schema
 
     @model_validator(mode="before")

@@ -4,6 +4,7 @@ Why it exists: FastAPI describes JSON bodies only. A route that answers a stream
 multipart form) points at models with ``schema_ref(Model)``; this adds those models to
 ``components.schemas`` and drops the empty ``application/json`` entry FastAPI puts beside every
 extra response of a streaming route, so a generated client sees exactly what the route sends.
+It also declares what the app answers for every route: 413, 503, and no NUL in URLs.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
+
+from .base import say_no_nul
 
 REF = "#/components/schemas/{model}"
 STREAM_TYPES = ("text/event-stream", "text/plain")
@@ -71,6 +74,19 @@ def _declare_everywhere(doc: dict) -> None:
             op["responses"].setdefault("503", busy)
 
 
+def _no_nul_in_urls(doc: dict) -> None:
+    """The edge answers 400 to a NUL anywhere in the path or query (app.RejectNulInUrl), so every
+    free-text path and query parameter says it takes none (a generated client, or schemathesis'
+    positive-data check, then never sends a URL the server refuses)."""
+    for ops in doc.get("paths", {}).values():
+        for op in ops.values():
+            if not isinstance(op, dict):
+                continue
+            for param in op.get("parameters", ()):
+                if param.get("in") in ("path", "query") and "schema" in param:
+                    say_no_nul(param["schema"])
+
+
 def install(app: FastAPI) -> None:
     """Replace ``app.openapi`` with the finished document (built once, then cached)."""
 
@@ -85,6 +101,7 @@ def install(app: FastAPI) -> None:
             _add_models(doc, _REFERENCED.values())
             _finish_streams(doc)
             _declare_everywhere(doc)
+            _no_nul_in_urls(doc)
             app.openapi_schema = doc
         return app.openapi_schema
 

@@ -7,7 +7,7 @@ the official SDKs parse.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -15,6 +15,8 @@ from ..contracts.base import RejectNul
 
 MAX_MESSAGES = 10_000
 MAX_STOPS = 4
+#: a stop sequence: what the schema says is what the server takes
+Stop = Annotated[str, Field(min_length=1, max_length=200)]
 
 
 class ChatMessageIn(RejectNul):
@@ -39,7 +41,9 @@ class ChatCompletionRequest(RejectNul):
     messages: list[ChatMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
     stream: bool = False
     stream_options: StreamOptions | None = None
-    stop: str | list[str] | None = None
+    stop: Stop | Annotated[list[Stop], Field(max_length=MAX_STOPS)] | None = Field(
+        default=None, description=f"up to {MAX_STOPS} sequences; the answer ends before the first"
+    )
     max_tokens: int | None = Field(default=None, ge=1)
     max_completion_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0, le=2)
@@ -61,10 +65,8 @@ class ChatCompletionRequest(RejectNul):
     @field_validator("stop")
     @classmethod
     def _stops(cls, v):
-        stops = [v] if isinstance(v, str) else list(v or [])
-        if len(stops) > MAX_STOPS or any(not s or len(s) > 200 for s in stops):
-            raise ValueError(f"stop: at most {MAX_STOPS} non-empty sequences of ≤ 200 characters")
-        return stops
+        """One sequence or a list of them: always a list (the schema bounds both)."""
+        return [v] if isinstance(v, str) else list(v or [])
 
     def passthrough(self) -> dict[str, Any]:
         keys = (

@@ -23,7 +23,8 @@ async def search(
         Query(
             min_length=2,
             max_length=200,
-            pattern=r"^\s*\S[\s\S]*\S\s*$",
+            # no NUL: the edge refuses one in any URL
+            pattern=r"^\s*[^\s\u0000][^\u0000]*[^\s\u0000]\s*$",
             description="at least 2 characters besides surrounding spaces",
         ),
     ],
