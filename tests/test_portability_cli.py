@@ -28,7 +28,7 @@ def test_import_export_delete(env, tmp_path):  # noqa: F811
     r = run(["import", claude, "--email", "cli@example.com", "--format", "claude"], env)
     assert r.returncode == 0 and "claude import" in r.stdout, r.stdout
     r = run(["import", claude, "--email", "cli@example.com", "--format", "librechat"], env)
-    assert r.returncode == 0 and "LibreChat conversation must be an object" in r.stdout
+    assert r.returncode == 1 and "LibreChat conversation must be an object" in r.stdout
     r = run(["import", claude, "--email", "cli@example.com", "--format", "word"], env)
     assert r.returncode == 1 and "format must be one of" in r.stdout
     r = run(["import", str(DATA / "claude.json"), "--email", "nobody@example.com"], env)

@@ -68,7 +68,8 @@ def import_(
     dry_run: bool = typer.Option(False, "--dry-run", help="Report only; write nothing."),
 ) -> None:
     """Import an export (JSON or its zip) from ChatGPT, Claude, Open WebUI, LibreChat or
-    chatmem; safe to run again (nothing is imported twice)."""
+    chatmem; safe to run again (nothing is imported twice). Exits 1 when the file cannot be read
+    or every conversation in it failed."""
 
     local = str(file.resolve())
 
@@ -102,8 +103,13 @@ def import_(
 
     out = _RUNNER[0](go)
     _report(out)
-    if out["status"] != "done":
+    if out["status"] != "done" or _all_failed(out["report"]["conversations"]):
         raise typer.Exit(1)
+
+
+def _all_failed(conv: dict) -> bool:
+    """Every conversation of the file failed (a wrong --format, say): the run did nothing."""
+    return conv["failed"] > 0 and not (conv["imported"] + conv["updated"] + conv["unchanged"])
 
 
 def export(
