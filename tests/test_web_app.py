@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 import time
 import uuid
 
@@ -32,7 +33,7 @@ from .browser import (
     topbar_fits,
     unnamed_controls,
 )
-from .servers import Server, create_user
+from .servers import CHATMEM, Server, chatmem_env, create_user
 
 pytestmark = pytest.mark.slow
 
@@ -202,6 +203,46 @@ def test_login_logout_and_back_where_you_were(browser, server, user, look):
     page.reload()
     page.get_by_role("heading", name="Log in to chatmem").wait_for()
     assert user.api.get("/api/me").status_code == 200  # the API key still works
+    done(page, console)
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_no_password_yet_a_cli_login_link_then_a_first_password(browser, server, look):
+    """The first-start admin's way back in: an account without a password, a fresh one-time link
+    from `chatmem users login-link`, a first password set in settings (no current one asked),
+    then an ordinary login with it after logging out."""
+    email = f"nopass-{uuid.uuid4().hex[:8]}@example.com"
+    create_user(server.db_url, email)
+    env = chatmem_env(server.db_url, CHATMEM_PUBLIC_URL=server.base)
+    r = subprocess.run(
+        [CHATMEM, "users", "login-link", "--email", email],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    link = r.stdout.strip().splitlines()[-1]
+    assert link.startswith(f"{server.base}/api/auth/magic?token=")
+    ctx, page, console = new_page(browser, server.base, look)
+    page.goto(link)
+    page.get_by_role("heading", name="What can I help with?").wait_for()
+    page.goto("/settings")
+    page.get_by_role("heading", name="Set a password").wait_for()
+    assert page.get_by_label("Current password").count() == 0
+    page.get_by_label("New password", exact=True).fill("my first password")
+    page.get_by_label("Repeat the new password").fill("my first password")
+    page.get_by_role("button", name="Set a password").click()
+    page.get_by_role("status").filter(has_text="Password changed").wait_for()
+    page.get_by_role("heading", name="Change password").wait_for()
+    shot(page, "settings-first-password", look)
+    open_sidebar_if_narrow(page, look)
+    page.get_by_role("button", name="Log out").click()
+    page.get_by_role("heading", name="Log in to chatmem").wait_for()
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill("my first password")
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("heading", name="What can I help with?").wait_for()
     done(page, console)
 
 
