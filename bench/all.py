@@ -33,6 +33,7 @@ QUICK: dict[str, list[str]] = {
     "embeddings.py": [],
     "imports.py": [],
     "hardening.py": [],
+    "append.py": ["--n", "100"],
 }
 FIGURE = re.compile(r"÷|\btarget\b|\bp50\b|\bp95\b|\bratio\b| = \d|\bMISS\b", re.I)
 SECTION = re.compile(r"^(SQLite|PostgreSQL)\b")
