@@ -74,6 +74,8 @@ def _settings(db_url):
                 "id": "gpt-test",
                 "provider": "openai",
                 "upstream": "gpt-4o-mini",
+                "price_input": 1.0,
+                "price_output": 2.0,
                 "options": {"base_url": BASE, "api_key": "sk-test", "max_retries": 0},
             }
         ],
@@ -146,6 +148,8 @@ async def test_tools_round_trip_through_the_sdk(db_url):
             items = (await c.get(f"/api/conversations/{cid}/messages")).json()["items"]
             assert [m["role"] for m in items] == ["user", "assistant", "user", "assistant"]
             assert items[1]["blocks"][-1]["kind"] == "tool_call"
+            # billed like a native turn: the upstream's usage (20 in, 7 out) at the model's prices
+            assert items[1]["credits"] > 0 and items[3]["credits"] > 0
             # the native stream of that answer carries the documented tool_call event
             r = await c.get(f"/api/conversations/{cid}/messages/{items[1]['id']}/stream")
             [ev] = [e for e in parse(r.text) if e["type"] == "tool_call"]
