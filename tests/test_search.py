@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chatmem.db import schema as t
+from chatmem.search import index, rank
 from chatmem.search import text as st
 
 from .social_support import assert_error, insert_chain, new_conv, set_columns
@@ -166,3 +167,41 @@ def test_snippet_edges():
         "match_end": -1,
     }
     assert st.clean_query(" ab ") == "ab" and st.clean_query(" a ") is None
+
+
+async def test_one_word_skips_the_frequency_count_two_words_use_it(app, new_user, monkeypatch):
+    """One word's idf is the same factor for every candidate, so search does not count document
+    frequencies for it (the count is what grows most at 1M messages); two words are weighed
+    against each other, so they are counted. Same results either way."""
+    u = await new_user()
+    cid = await new_conv(u, "Notes")
+    ids = await insert_chain(
+        app,
+        cid,
+        [
+            {"role": "user", "text": "harbour harbour ferry"},
+            {"role": "user", "text": "a long line that mentions the harbour once among many words"},
+            {"role": "user", "text": "ferry ferry"},
+        ],
+    )
+    calls: list[list[str]] = []
+    real = index.frequencies
+
+    async def spy(c, scope, terms, **kw):
+        calls.append(list(terms))
+        return await real(c, scope, terms, **kw)
+
+    monkeypatch.setattr(index, "frequencies", spy)
+    one = await _search(u, "harbour")
+    assert calls == []
+    assert [h["id"] for h in one["messages"]] == [ids[0], ids[1]]
+    two = await _search(u, "harbour ferry")
+    assert calls == [["harbour", "ferry"]]
+    assert [h["id"] for h in two["messages"]] == [ids[0]]
+
+
+@pytest.mark.parametrize("df", [0, 1, 7, 10_000])
+def test_one_term_order_does_not_depend_on_its_frequency(df):
+    docs = {"a": "tide tide", "b": "tide and a longer line", "c": "tide " * 5, "d": "nothing"}
+    base = [s.id for s in rank.bm25(docs, ["tide"], {}, 0)]
+    assert [s.id for s in rank.bm25(docs, ["tide"], {"tide": df}, 10_000)] == base

@@ -70,9 +70,12 @@ async def search(
             )
             hits = [h for h in hits if h.conversation_id in titles]
             n_docs, df = 0, dict[str, int]()
-            if hits:
+            if hits and len(set(terms)) > 1:
                 # every candidate has every word: the frequencies only weigh the words against
-                # each other, so the user's history size need not be counted
+                # each other, so the user's history size need not be counted — and one word
+                # needs none (its idf is the same positive factor for every candidate: the order
+                # is that of its term frequencies and lengths). Counting costs most at 1M
+                # messages (the scope's doclist is intersected), so single words skip it.
                 n_docs, df = await index.frequencies(
                     c, scope, terms, scope_size=index.SCOPE_CAP, prefix_last=prefix, config=config
                 )
