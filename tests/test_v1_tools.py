@@ -13,6 +13,7 @@ import respx
 from chatmem.app import create_app
 from chatmem.generation.contracts import ToolCallEvent
 from chatmem.generation.sse import parse
+from chatmem.openai_compat.wire import ChatCompletionChunk
 
 from .conftest import make_settings
 from .test_generation import client_for
@@ -174,3 +175,29 @@ async def test_a_refused_turn_leaves_nothing_behind(db_url):
         r = await c.post("/v1/chat/completions", json=body)
         assert r.status_code == 429, r.text
         assert (await c.get("/api/conversations")).json()["items"] == []
+
+
+async def test_stream_frames_are_the_documented_chunks(db_url):
+    """Every ``data:`` frame of a /v1 stream is what /openapi.json says: a ChatCompletionChunk
+    (deltas, the finish chunk, the usage chunk) until the closing ``[DONE]``."""
+    application = create_app(make_settings(db_url))
+    async with application.router.lifespan_context(application), client_for(application) as c:
+        doc = (await c.get("/openapi.json")).json()
+        sse = doc["paths"]["/v1/chat/completions"]["post"]["responses"]["200"]["content"]
+        refs = sse["text/event-stream"]["schema"]["properties"]["data"]["contentSchema"]["oneOf"]
+        assert [r["$ref"].split("/")[-1] for r in refs] == ["ChatCompletionChunk", "StreamError"]
+        assert {"ChatCompletionChunk", "StreamError"} <= set(doc["components"]["schemas"])
+        body = {
+            "model": "demo",
+            "messages": [{"role": "user", "content": "Stream, please"}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        r = await c.post("/v1/chat/completions", json=body)
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        frames = [x[len("data: ") :] for x in r.text.split("\n\n") if x.startswith("data: ")]
+        assert frames[-1] == "[DONE]"
+        chunks = [ChatCompletionChunk.model_validate_json(f) for f in frames[:-1]]
+        assert chunks[0].choices[0].delta.role == "assistant"
+        assert [x.choices[0].finish_reason for x in chunks if x.choices][-1] == "stop"
+        assert chunks[-1].choices == [] and chunks[-1].usage and chunks[-1].usage.total_tokens > 0

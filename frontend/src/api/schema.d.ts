@@ -1861,6 +1861,34 @@ export interface components {
             system_fingerprint?: string | null;
             usage: components["schemas"]["UsageOut"];
         };
+        /**
+         * ChatCompletionChunk
+         * @description One ``data:`` frame of a streamed answer: a delta, the closing finish_reason, or (with
+         *     ``stream_options.include_usage``) the usage chunk, whose ``choices`` is empty.
+         */
+        ChatCompletionChunk: {
+            /** Choices */
+            choices: components["schemas"]["ChunkChoice"][];
+            /** Created */
+            created: number;
+            /** Id */
+            id: string;
+            /** Model */
+            model: string;
+            /**
+             * Object
+             * @default chat.completion.chunk
+             * @constant
+             */
+            object?: "chat.completion.chunk";
+            /**
+             * System Fingerprint
+             * @default null
+             */
+            system_fingerprint?: string | null;
+            /** @default null */
+            usage?: components["schemas"]["UsageOut"] | null;
+        };
         /** ChatCompletionRequest */
         ChatCompletionRequest: {
             /** Frequency Penalty */
@@ -1960,6 +1988,25 @@ export interface components {
             /** Logprobs */
             logprobs?: null;
             message: components["schemas"]["AssistantMessage"];
+        };
+        /** ChunkChoice */
+        ChunkChoice: {
+            delta: components["schemas"]["Delta"];
+            /**
+             * Finish Reason
+             * @default null
+             */
+            finish_reason?: string | null;
+            /**
+             * Index
+             * @default 0
+             */
+            index?: number;
+            /**
+             * Logprobs
+             * @default null
+             */
+            logprobs?: null;
         };
         /** CompactOut */
         CompactOut: {
@@ -2284,6 +2331,29 @@ export interface components {
             /** Items */
             items: components["schemas"]["DeletionAudit"][];
         };
+        /** Delta */
+        Delta: {
+            /**
+             * Content
+             * @default null
+             */
+            content?: string | null;
+            /**
+             * Reasoning Content
+             * @default null
+             */
+            reasoning_content?: string | null;
+            /**
+             * Role
+             * @default null
+             */
+            role?: "assistant" | null;
+            /**
+             * Tool Calls
+             * @default null
+             */
+            tool_calls?: components["schemas"]["ToolCallDelta"][] | null;
+        };
         /** DoneEvent */
         DoneEvent: {
             /**
@@ -2467,6 +2537,19 @@ export interface components {
             arguments: string;
             /** Name */
             name: string;
+        };
+        /** FunctionCallDelta */
+        FunctionCallDelta: {
+            /**
+             * Arguments
+             * @default null
+             */
+            arguments?: string | null;
+            /**
+             * Name
+             * @default null
+             */
+            name?: string | null;
         };
         /** Health */
         Health: {
@@ -3915,6 +3998,22 @@ export interface components {
              */
             stopped: string[];
         };
+        /**
+         * StreamError
+         * @description The frame sent instead of the finish chunk when the model fails mid-stream.
+         */
+        StreamError: {
+            error: components["schemas"]["StreamErrorInfo"];
+        };
+        /** StreamErrorInfo */
+        StreamErrorInfo: {
+            /** Code */
+            code: string;
+            /** Message */
+            message: string;
+            /** Type */
+            type: string;
+        };
         /** StreamOptions */
         StreamOptions: {
             /**
@@ -4019,6 +4118,22 @@ export interface components {
         TextDelta: {
             /** Text */
             text: string;
+        };
+        /** ToolCallDelta */
+        ToolCallDelta: {
+            function: components["schemas"]["FunctionCallDelta"];
+            /**
+             * Id
+             * @default null
+             */
+            id?: string | null;
+            /** Index */
+            index: number;
+            /**
+             * Type
+             * @default null
+             */
+            type?: "function" | null;
         };
         /**
          * ToolCallEvent
@@ -13873,7 +13988,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ChatCompletion"];
                     "text/event-stream": {
-                        /** @description a chat.completion.chunk as JSON, an {error} object, or [DONE] */
+                        /** @description a chat.completion.chunk as JSON, an {error} object, or the last frame `[DONE]` (not JSON) */
                         data: string;
                     };
                 };

@@ -17,10 +17,17 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.errors import AUTHED, errors
+from ..contracts.openapi import schema_ref
 from ..generation import service as generation
 from ..generation.sse import TERMINAL
 from . import service, transcript
-from .wire import ChatCompletion, ChatCompletionRequest, ModelCards
+from .wire import (
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionRequest,
+    ModelCards,
+    StreamError,
+)
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=errors(*AUTHED))
 
@@ -31,7 +38,10 @@ CHUNK_SCHEMA = {
     "properties": {
         "data": {
             "type": "string",
-            "description": "a chat.completion.chunk as JSON, an {error} object, or [DONE]",
+            "description": "a chat.completion.chunk as JSON, an {error} object, or the last "
+            "frame `[DONE]` (not JSON)",
+            "contentMediaType": "application/json",
+            "contentSchema": {"oneOf": [schema_ref(ChatCompletionChunk), schema_ref(StreamError)]},
         }
     },
 }

@@ -129,6 +129,57 @@ class ChatCompletion(BaseModel):
     system_fingerprint: str | None = None
 
 
+class FunctionCallDelta(BaseModel):
+    name: str | None = None
+    arguments: str | None = None
+
+
+class ToolCallDelta(BaseModel):
+    index: int
+    id: str | None = None
+    type: Literal["function"] | None = None
+    function: FunctionCallDelta
+
+
+class Delta(BaseModel):
+    role: Literal["assistant"] | None = None
+    content: str | None = None
+    reasoning_content: str | None = None
+    tool_calls: list[ToolCallDelta] | None = None
+
+
+class ChunkChoice(BaseModel):
+    index: int = 0
+    delta: Delta
+    finish_reason: str | None = None
+    logprobs: None = None
+
+
+class ChatCompletionChunk(BaseModel):
+    """One ``data:`` frame of a streamed answer: a delta, the closing finish_reason, or (with
+    ``stream_options.include_usage``) the usage chunk, whose ``choices`` is empty."""
+
+    id: str
+    object: Literal["chat.completion.chunk"] = "chat.completion.chunk"
+    created: int
+    model: str
+    choices: list[ChunkChoice]
+    usage: UsageOut | None = None
+    system_fingerprint: str | None = None
+
+
+class StreamErrorInfo(BaseModel):
+    code: str
+    message: str
+    type: str
+
+
+class StreamError(BaseModel):
+    """The frame sent instead of the finish chunk when the model fails mid-stream."""
+
+    error: StreamErrorInfo
+
+
 class ModelCard(BaseModel):
     id: str
     object: Literal["model"] = "model"
