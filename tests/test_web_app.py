@@ -972,3 +972,24 @@ def test_core_flow_and_crash_recovery_on_each_database(browser, db_url):
         done(page, console)
     finally:
         s.stop()
+
+
+def test_tree_and_conversation_flows_on_postgres(browser, pg_url):
+    """Items 3 and 4 (the tree: regenerate, edit, edit-and-resend, fork, delete a round, inline
+    thread; the list: 100+ chats, rename/pin/star/archive/delete, search, projects, model picker)
+    in the browser against a server on PostgreSQL too — the same flows as the SQLite runs above,
+    at desktop/light, each with a user of its own."""
+    if pg_url is None:
+        pytest.skip("CHATMEM_TEST_POSTGRES_URL not set (PostgreSQL tests run in CI)")
+    s = Server(pg_url, env_extra=ENV, args=()).start()
+    try:
+        for flow in (
+            test_tree_regenerate_edit_resend_fork_delete_and_inline_thread,
+            test_conversation_list_actions_search_projects_and_models,
+        ):
+            email = f"web-pg-{uuid.uuid4().hex[:8]}@example.com"
+            flow(
+                browser, s, User(s, email, create_user(pg_url, email, password=PASSWORD)), LOOKS[0]
+            )
+    finally:
+        s.stop()
