@@ -3,8 +3,9 @@
 
 It runs the schemathesis CLI (the supported way to test a live server) on SQLite and PostgreSQL,
 with an admin's key so admin routes are exercised too, and with real ids (a conversation with a
-finished turn, an agent, a project, a memory, a share, a problem report) so the generated requests
-reach the code behind the 404s. Deleting routes get their own throw-away objects.
+finished turn, an agent, a project, a memory, a share, a problem report, a workspace with its
+memories) so the generated requests reach the code behind the 404s. Deleting routes get their
+own throw-away objects.
 """
 
 from __future__ import annotations
@@ -91,7 +92,13 @@ def _seed(base: str, key: str) -> dict:
         assert c.post(f"/api/conversations/{shared_cid}/share").status_code == 201
         form = {"description": (None, "seeded report"), "screenshot": ("s.png", PNG, "image/png")}
         report = c.post("/api/user-feedback", files=form).json()["id"]
+        wid = make("/api/workspaces", {"name": "Team"})
         return {
+            "wid": wid,
+            "ws_memory": make(f"/api/workspaces/{wid}/memories", {"memory_text": "team tea"}),
+            "spare_ws_memory": make(f"/api/workspaces/{wid}/memories", {"memory_text": "spare"}),
+            "spare_wid": make("/api/workspaces", {"name": "Spare team"}),
+            "spare_kid": c.post("/api/me/keys", json={"name": "spare"}).json()["key"]["id"],
             "cid": cid,
             "mid": a,
             "user_mid": q,
@@ -137,6 +144,9 @@ SEMANTIC = {
     "POST /rpc/chat/inbox": "400",  # the last message must be the user's, with text
     "POST /api/me/memories": "422",  # valid_until before valid_from
     "PATCH /api/me/memories/{mid}": "422",  # valid_until before valid_from, a status change
+    "GET /api/workspaces/{wid}/memories": "400",  # cursor
+    "POST /api/workspaces/{wid}/memories": "422",  # valid_until before valid_from
+    "PATCH /api/workspaces/{wid}/memories/{mid}": "422",  # the same, or a status change
 }
 DEFAULT_ACCEPT = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]
 
@@ -178,6 +188,7 @@ def _config(ids: dict, key: str) -> str:
             op(f"DELETE /api/{kind}/{{obj_id}}", obj_id=ids[f"spare_{kind[:-1]}"]),
         ]
     memory = "/api/me/memories/{mid}"
+    ws_memory = "/api/workspaces/{wid}/memories/{mid}"
     return "\n".join(
         [
             f'headers = {{ Authorization = "Bearer {key}" }}',
@@ -192,12 +203,19 @@ def _config(ids: dict, key: str) -> str:
             f'"path.agentId" = "{ids["agent"]}"',
             f'"path.memoryId" = "{ids["memory"]}"',
             f'"path.messageId" = "{ids["mid"]}"',
+            f'"path.wid" = "{ids["wid"]}"',
+            f'"path.kid" = "{ids["spare_kid"]}"',
             "",
             *crud,
             op(f"GET {memory}", mid=ids["memory"]),
             op(f"PATCH {memory}", mid=ids["memory"]),
             op(f"GET {memory}/history", mid=ids["memory"]),
             op(f"DELETE {memory}", mid=ids["spare_memory"]),
+            op(f"GET {ws_memory}", wid=ids["wid"], mid=ids["ws_memory"]),
+            op(f"PATCH {ws_memory}", wid=ids["wid"], mid=ids["ws_memory"]),
+            op(f"GET {ws_memory}/history", wid=ids["wid"], mid=ids["ws_memory"]),
+            op(f"DELETE {ws_memory}", wid=ids["wid"], mid=ids["spare_ws_memory"]),
+            op("DELETE /api/workspaces/{wid}", wid=ids["spare_wid"]),
             op("DELETE /api/conversations/{cid}", cid=ids["spare_cid"]),
             op(
                 "DELETE /api/conversations/{cid}/messages/{mid}",

@@ -43,6 +43,10 @@ async def test_members_read_admins_manage_strangers_404(new_user, app):
     personal = r.json()["id"]
     assert _ids(await d.client.get("/api/me/memories")) == [personal]
     assert _ids(await m.client.get(base)) == [mem["id"]]
+    # the status filter takes what its schema says (as /api/me/memories does): unknown → 422
+    assert _ids(await m.client.get(base, params={"status": "ACTIVE,STALE"})) == [mem["id"]]
+    r = await m.client.get(base, params={"status": "NOPE"})
+    assert r.status_code == 422, r.text
     assert (await m.client.get(f"{base}/{mem['id']}")).json()["memory_text"].startswith("Deploys")
     assert (await m.client.get(f"{base}/{personal}")).status_code == 404
     hist = (await m.client.get(f"{base}/{mem['id']}/history")).json()

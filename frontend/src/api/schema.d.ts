@@ -12438,7 +12438,7 @@ export interface operations {
     list_workspace_memories_api_workspaces__wid__memories_get: {
         parameters: {
             query?: {
-                /** @description repeat or comma-separate */
+                /** @description repeat or comma-separate (no spaces) */
                 status?: string[] | null;
                 q?: string | null;
                 cursor?: string | null;

@@ -8,18 +8,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
-from pydantic import StringConstraints
 
 from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.errors import AUTHED, errors
-from . import policy as pol
 from . import service
-from .wire import MemoryHistory, MemoryIn, MemoryOut, MemoryPage, MemoryPatch
-
-_STATUS = "(?:" + "|".join(pol.STATUSES) + ")"
-#: one status or several comma-separated (memory/policy.py STATUSES): the schema says exactly what
-#: the list accepts, so an unknown one is a 422 before the service sees it
-STATUS_LIST = f"^{_STATUS}(?:,{_STATUS})*$"
+from .wire import MemoryHistory, MemoryIn, MemoryOut, MemoryPage, MemoryPatch, StatusList
 
 router = APIRouter(prefix="/api/me/memories", tags=["memories"], responses=errors(*AUTHED))
 
@@ -29,7 +22,7 @@ async def list_(
     p: CurrentUser,
     rt: RuntimeDep,
     status: Annotated[
-        list[Annotated[str, StringConstraints(pattern=STATUS_LIST)]] | None,
+        list[StatusList] | None,
         Query(description="repeat or comma-separate (no spaces)"),
     ] = None,
     type: Annotated[str | None, Query(max_length=80)] = None,

@@ -7,11 +7,17 @@ conversation_id) — only those the caller can still see.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from ..contracts.base import Input, Output, when_present
+from .policy import STATUSES
+
+_STATUS = "(?:" + "|".join(STATUSES) + ")"
+#: A ``status`` query value: one status or several comma-separated (policy.STATUSES). The schema
+#: says exactly what the list accepts, so an unknown one is a 422 before the service sees it.
+StatusList = Annotated[str, StringConstraints(pattern=f"^{_STATUS}(?:,{_STATUS})*$")]
 
 EXCERPT_CHARS = 280
 #: milliseconds: the largest integer every JSON reader holds exactly (IEEE doubles), which a

@@ -10,7 +10,14 @@ from fastapi import APIRouter, Query, Response
 from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.base import Page
 from ..contracts.errors import AUTHED, errors
-from ..memory.wire import MemoryHistory, MemoryOut, MemoryPage, MemoryPatch, WorkspaceMemoryIn
+from ..memory.wire import (
+    MemoryHistory,
+    MemoryOut,
+    MemoryPage,
+    MemoryPatch,
+    StatusList,
+    WorkspaceMemoryIn,
+)
 from . import memory as wm
 from . import service as s
 
@@ -134,7 +141,9 @@ async def list_workspace_memories(
     wid: str,
     p: CurrentUser,
     rt: RuntimeDep,
-    status: Annotated[list[str] | None, Query(description="repeat or comma-separate")] = None,
+    status: Annotated[
+        list[StatusList] | None, Query(description="repeat or comma-separate (no spaces)")
+    ] = None,
     q: Annotated[str | None, Query(max_length=200)] = None,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
