@@ -342,6 +342,40 @@ async def test_a_bad_message_fails_its_conversation_only(db_url, tmp_path):
         assert await _count(app, t.messages, user_id=c.user_id) == 9  # nothing of conv-ugly
 
 
+async def test_a_conversation_twice_in_one_file_is_counted_as_a_real_run_writes_it(
+    db_url, tmp_path
+):
+    """The same source conversation twice in one file (the second copy one message longer): a
+    real run imports it once and updates it with the one message; the dry run before it says
+    exactly that (it counted the copy as imported twice)."""
+    data = load("chatgpt.json")
+    conv = data[0]
+    grown = json.loads(json.dumps(conv))
+    grown["mapping"]["a3"]["children"] = ["u9"]
+    grown["mapping"]["u9"] = {
+        "id": "u9",
+        "parent": "a3",
+        "children": [],
+        "message": {
+            "id": "u9",
+            "author": {"role": "user"},
+            "create_time": 1_700_000_900,
+            "content": {"content_type": "text", "parts": ["One more thing"]},
+        },
+    }
+    grown["current_node"] = "u9"
+    body = json.dumps([conv, conv, grown])
+    async with port_app(db_url, tmp_path) as app, client_for(app) as c:
+        dry = await import_file(app, c, body, dry_run=True)
+        real = await import_file(app, c, body)
+        assert real["report"]["conversations"]["imported"] == 1
+        assert real["report"]["conversations"]["unchanged"] == 1
+        assert real["report"]["conversations"]["updated"] == 1
+        assert dry["report"]["conversations"] == real["report"]["conversations"]
+        assert dry["report"]["messages"] == real["report"]["messages"]
+        assert await _count(app, t.conversations, user_id=c.user_id) == 1
+
+
 async def test_dry_run_reports_then_commit_imports(db_url, tmp_path):
     async with port_app(db_url, tmp_path) as app, client_for(app) as c:
         rep = await import_file(app, c, DATA / "chatgpt.json", dry_run=True)

@@ -288,13 +288,24 @@ async def _changes(c, *, user_id: str, fmt: str, p: Plan):
     return existing, _new_rows(p, ids, cid=cid, user_id=user_id, fmt=fmt), ids
 
 
-async def _dry_outcome(db: Database, *, user_id: str, fmt: str, p: Plan) -> tuple[str, int]:
-    """A dry run's answer for one conversation: what a real run would do now."""
+async def _dry_outcome(
+    db: Database, *, user_id: str, fmt: str, p: Plan, seen: dict[str, set[str]]
+) -> tuple[str, int]:
+    """A dry run's answer for one conversation: what a real run would do now. ``seen`` holds,
+    per source conversation id, the message source ids this dry run already counted: a
+    conversation that comes twice in one file is written once by a real run (the second time
+    it is unchanged, or updated with the messages it adds), so it is counted so here too."""
     async with db.read() as c:
         existing, rows, _ids = await _changes(c, user_id=user_id, fmt=fmt, p=p)
+    earlier = seen.get(p.source.id)
+    if earlier is not None:
+        rows = [r for r in rows if r["metadata"]["import"]["id"] not in earlier]
+    seen.setdefault(p.source.id, set()).update(
+        x for pm in p.messages for x in (pm.source_id, *pm.merged_ids)
+    )
     if not rows:
         return "unchanged", 0
-    return ("updated" if existing else "imported"), len(rows)
+    return ("updated" if existing or earlier is not None else "imported"), len(rows)
 
 
 async def _write(c, *, user_id: str, iid: str, fmt: str, p: Plan, title: str, delay_ms: int):
@@ -364,6 +375,7 @@ class _Run:
         self.src = source.open_source(row.path)
         self.bytes = 0
         self.last_tick = 0
+        self.dry_seen: dict[str, set[str]] = {}  # a dry run's conversations so far (source ids)
 
     def _plan(self, index: int, obj) -> Plan | None:
         """The repaired conversation, or None (counted: empty, or failed with its error)."""
@@ -403,7 +415,7 @@ class _Run:
         if p is None or self.dry:
             if p is not None:  # what a real run would do now (a file imported before: nothing)
                 outcome, n = await _dry_outcome(
-                    self.db, user_id=self.row.user_id, fmt=self.fmt, p=p
+                    self.db, user_id=self.row.user_id, fmt=self.fmt, p=p, seen=self.dry_seen
                 )
                 self.report["conversations"][outcome] += 1
                 self.report["messages"]["imported"] += n
