@@ -120,8 +120,10 @@ async def insert_message(
         depth = prow.depth + 1
     mid = extra.pop("id", None) or new_id("msg")
     user_id = _authored(conv, user_id, extra)
-    await c.execute(
-        insert(t.messages).values(
+    # RETURNING hands back the stored row (defaults included) with the INSERT: no re-read
+    row = await c.execute(
+        insert(t.messages)
+        .values(
             id=mid,
             conversation_id=conv.id,
             parent_id=parent_id,
@@ -135,7 +137,9 @@ async def insert_message(
             depth=depth,
             **extra,
         )
+        .returning(*t.messages.c)
     )
+    stored = row.one()
     newest = case(
         (or_(C.last_message_at.is_(None), C.last_message_at < created_at), created_at),
         else_=C.last_message_at,
@@ -144,7 +148,7 @@ async def insert_message(
     if move_leaf:
         values["active_leaf_id"] = mid
     await c.execute(update(t.conversations).where(C.id == conv.id).values(**values))
-    return (await c.execute(select(t.messages).where(M.id == mid))).one()
+    return stored
 
 
 def _path_cte(conv_id: str, start: str, limit: int, cols: tuple[str, ...] = ("id", "parent_id")):
