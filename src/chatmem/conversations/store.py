@@ -87,6 +87,21 @@ def _authored(conv, speaker: str, extra: dict) -> str:
     return conv.user_id
 
 
+async def _child_depth(c: AsyncConnection, conv_id: str, parent_id: str | None) -> int:
+    """The depth of a new child of ``parent_id`` (0 for a root); the parent must be in the
+    conversation."""
+    if parent_id is None:
+        return 0
+    prow = (await c.execute(select(M.conversation_id, M.depth).where(M.id == parent_id))).first()
+    if prow is None or prow.conversation_id != conv_id:
+        raise Unprocessable(
+            "parent message not found in this conversation",
+            code="invalid_parent",
+            details={"parent_id": parent_id},
+        )
+    return prow.depth + 1
+
+
 async def insert_message(
     c: AsyncConnection,
     conv,
@@ -106,18 +121,7 @@ async def insert_message(
     need not grow). ``last_message_at`` is the newest message time, never moved backwards."""
     now = now or now_ms()
     created_at = now if created_at is None else created_at
-    depth = 0
-    if parent_id is not None:
-        prow = (
-            await c.execute(select(M.conversation_id, M.depth).where(M.id == parent_id))
-        ).first()
-        if prow is None or prow.conversation_id != conv.id:
-            raise Unprocessable(
-                "parent message not found in this conversation",
-                code="invalid_parent",
-                details={"parent_id": parent_id},
-            )
-        depth = prow.depth + 1
+    depth = await _child_depth(c, conv.id, parent_id)
     mid = extra.pop("id", None) or new_id("msg")
     user_id = _authored(conv, user_id, extra)
     # RETURNING hands back the stored row (defaults included) with the INSERT: no re-read
