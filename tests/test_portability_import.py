@@ -221,6 +221,23 @@ async def test_format_details(db_url, tmp_path):
         assert convs[src["lc-2"]].model_id == "claude-3-5-sonnet"
 
 
+def _grow(conv: dict) -> None:
+    """One more user message after the ChatGPT fixture's first conversation's last answer (a3)."""
+    conv["mapping"]["a3"]["children"] = ["u9"]
+    conv["mapping"]["u9"] = {
+        "id": "u9",
+        "parent": "a3",
+        "children": [],
+        "message": {
+            "id": "u9",
+            "author": {"role": "user"},
+            "create_time": 1_700_000_900,
+            "content": {"content_type": "text", "parts": ["One more thing"]},
+        },
+    }
+    conv["current_node"] = "u9"
+
+
 async def test_importing_twice_creates_nothing_and_growth_adds_only_the_new(db_url, tmp_path):
     async with port_app(db_url, tmp_path) as app, client_for(app) as c:
         await import_file(app, c, DATA / "chatgpt.json")
@@ -240,19 +257,7 @@ async def test_importing_twice_creates_nothing_and_growth_adds_only_the_new(db_u
 
         data = load("chatgpt.json")
         conv = data[0]
-        conv["mapping"]["a3"]["children"] = ["u9"]
-        conv["mapping"]["u9"] = {
-            "id": "u9",
-            "parent": "a3",
-            "children": [],
-            "message": {
-                "id": "u9",
-                "author": {"role": "user"},
-                "create_time": 1_700_000_900,
-                "content": {"content_type": "text", "parts": ["One more thing"]},
-            },
-        }
-        conv["current_node"] = "u9"
+        _grow(conv)
         dry = await import_file(app, c, DATA / "chatgpt.json", dry_run=True)
         assert dry["report"]["conversations"]["unchanged"] == 2  # says what a real run would do
         assert dry["report"]["messages"] == {"imported": 0}
@@ -351,19 +356,7 @@ async def test_a_conversation_twice_in_one_file_is_counted_as_a_real_run_writes_
     data = load("chatgpt.json")
     conv = data[0]
     grown = json.loads(json.dumps(conv))
-    grown["mapping"]["a3"]["children"] = ["u9"]
-    grown["mapping"]["u9"] = {
-        "id": "u9",
-        "parent": "a3",
-        "children": [],
-        "message": {
-            "id": "u9",
-            "author": {"role": "user"},
-            "create_time": 1_700_000_900,
-            "content": {"content_type": "text", "parts": ["One more thing"]},
-        },
-    }
-    grown["current_node"] = "u9"
+    _grow(grown)
     body = json.dumps([conv, conv, grown])
     async with port_app(db_url, tmp_path) as app, client_for(app) as c:
         dry = await import_file(app, c, body, dry_run=True)
