@@ -10,7 +10,9 @@ shapes, each at 10k and at 1M messages:
 Queries: a rare word, a common word (in ~20 % of messages), two words, a prefix while typing, and a
 Chinese word. Prints the median latency of each at both sizes and the ratio 1M / 10k (target ≤ 3).
 
-Usage: ``.venv/bin/python bench/search.py [--small 10000] [--large 1000000] [--postgres]``.
+Usage: ``.venv/bin/python bench/search.py [--small 10000] [--large 1000000] [--postgres]
+[--keep DIR]``. ``--keep`` (SQLite) keeps the four databases in DIR and reuses them on the next run
+(migrated to the current schema first), so the 1M corpus is built once while comparing changes.
 """
 
 from __future__ import annotations
@@ -152,20 +154,40 @@ async def run(args) -> None:
         async with AsyncExitStack() as stack:
             targets = []
             for n in (args.small, args.large):
+                if args.keep and not args.postgres:
+                    targets.append(await _kept(Path(args.keep), shape, n, args.small))
+                    continue
                 db_url = await stack.enter_async_context(
                     temp_database("chatmem_search") if args.postgres else _sqlite()
                 )
                 if db_url is None:
                     raise SystemExit("--postgres needs CHATMEM_TEST_POSTGRES_URL")
-                t0 = time.perf_counter()
-                key = await build(db_url, n, n if shape == "own" else args.small)
-                print(f"  [{shape}] built {n:,} messages in {time.perf_counter() - t0:.0f}s")
-                targets.append((db_url, key))
+                targets.append((db_url, await _build_timed(db_url, shape, n, args.small)))
             small, large = await asyncio.to_thread(measure, targets, args.repeats)
         print(f"\n{shape}: {'query':<10}{args.small:>12,}{args.large:>12,}   ratio")
         for q in QUERIES:
             a, b = small[q], large[q]
             print(f"  {q:<14}{a:>9.1f} ms{b:>9.1f} ms   {b / a:5.2f}")
+
+
+async def _build_timed(db_url: str, shape: str, n: int, small: int) -> str:
+    t0 = time.perf_counter()
+    key = await build(db_url, n, n if shape == "own" else small)
+    print(f"  [{shape}] built {n:,} messages in {time.perf_counter() - t0:.0f}s")
+    return key
+
+
+async def _kept(folder: Path, shape: str, n: int, small: int) -> tuple[str, str]:
+    """(url, key) of a kept SQLite database, built on first use and migrated on every use."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path, key_file = folder / f"{shape}-{n}.db", folder / f"{shape}-{n}.key"
+    url = f"sqlite:///{path}"
+    if not key_file.exists():
+        path.unlink(missing_ok=True)
+        await asyncio.to_thread(upgrade, url)
+        key_file.write_text(await _build_timed(url, shape, n, small))
+    await asyncio.to_thread(upgrade, url)
+    return url, key_file.read_text().strip()
 
 
 @asynccontextmanager
@@ -182,6 +204,7 @@ def main() -> None:
     ap.add_argument("--large", type=int, default=1_000_000)
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--postgres", action="store_true")
+    ap.add_argument("--keep", metavar="DIR", help="keep and reuse the SQLite databases in DIR")
     asyncio.run(run(ap.parse_args()))
 
 
