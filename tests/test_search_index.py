@@ -204,3 +204,36 @@ def test_sql_cjk_terms_equal_python(pg_url, samples):
             await db.dispose()
 
     assert asyncio.run(run()) == [cjk_terms(s) for s in samples]
+
+
+async def test_the_words_alone_decide_only_a_page_of_the_owners_own(app, new_user):
+    """``match(owner=…)`` first asks the index for the words alone (whoever wrote them): that
+    page answers only when it is all the owner's or holds every match; another user's message
+    in a full page sends the query to the scoped index. Never another user's id either way."""
+    u, v = await new_user(), await new_user()
+    db = db_of(app)
+    cu = (await new_conv(u.client))["id"]
+    cv = (await new_conv(v.client))["id"]
+    mine = [(await say(u.client, cu, f"kiwi number {i}"))["id"] for i in range(3)]
+    theirs = [(await say(v.client, cv, f"kiwi of v {i}"))["id"] for i in range(2)]
+    terms = ["kiwi"]
+
+    async def newest(user, limit: int) -> list[str]:
+        async with db.read() as c:
+            scope = [tm.scope_token(user.id)]
+            return await index.match(
+                c, scope, terms, all_terms=True, newest_first=True, limit=limit, owner=user.id
+            )
+
+    async def words_alone(owner: str, limit: int) -> list[str] | None:
+        async with db.read() as c:
+            return await index._newest_of_owner(c, owner, terms, True, False, limit, "simple")
+
+    assert await words_alone(v.id, 2) == theirs[::-1]  # a full page, all v's: decided
+    assert await words_alone(u.id, 2) is None  # v's messages are the newest: not decided
+    assert await words_alone(u.id, 10) == mine[::-1]  # every match in hand: u's are all u has
+    assert await newest(u, 2) == mine[::-1][:2]  # from the scoped index
+    assert await newest(u, 10) == mine[::-1]
+    assert await newest(v, 2) == theirs[::-1]
+    r = await u.client.get("/api/search", params={"q": "kiwi"})
+    assert sorted(m["id"] for m in r.json()["messages"]) == sorted(mine)

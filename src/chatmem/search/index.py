@@ -97,11 +97,17 @@ async def frequencies(
     prefix_last: bool = False,
     config: str = "simple",
     cap: int = DF_CAP,
+    scoped: bool = True,
 ) -> tuple[int, dict[str, int]]:
     """(messages in the scope, {term: messages in the scope containing it}), each count capped
     (``cap``, ``SCOPE_CAP``) so the cost does not grow with the history; ``scope_size`` skips
     counting the scope. With ``prefix_last`` the last term counts the messages containing a word
-    that starts with it. One statement."""
+    that starts with it. One statement.
+
+    ``scoped=False`` counts each term over the whole index instead (every user's messages: only
+    counts leave the database). It costs at most ``cap`` index entries per term, whereas the
+    scoped count intersects the term with the scope's entries — for a user with a million
+    messages a million of them, whose reading is what grows (bench/search.py)."""
     _check_scope(scope)
     terms = [x for x in terms if x.isalnum()]
     last = len(terms) - 1 if prefix_last else -1
@@ -111,15 +117,16 @@ async def frequencies(
     if scope_size is None:
         params.update(q0=tm.fts5_scope(scope), cap0=SCOPE_CAP)
         cols.append(_capped_sqlite(0) if sqlite else _capped_pg(0, "CAST(:s AS tsquery)"))
+    within = scope if scoped else []
     for i, term in enumerate(terms, start=1):
         params[f"cap{i}"] = cap
         if sqlite:
-            params[f"q{i}"] = tm.fts5_match([term], scope, prefix_last=i - 1 == last)
+            params[f"q{i}"] = tm.fts5_match([term], within, prefix_last=i - 1 == last)
             cols.append(_capped_sqlite(i))
         else:
             params[f"q{i}"] = tm.tsquery([term], prefix_last=i - 1 == last)
-            q = f"(CAST(:s AS tsquery) && to_tsquery(CAST(:cfg AS regconfig), :q{i}))"
-            cols.append(_capped_pg(i, q))
+            q = f"to_tsquery(CAST(:cfg AS regconfig), :q{i})"
+            cols.append(_capped_pg(i, f"(CAST(:s AS tsquery) && {q})" if scoped else q))
     if not cols:
         return int(scope_size or 0), {}
     row = (await c.execute(text("SELECT " + ", ".join(cols)), params)).one()
@@ -139,16 +146,22 @@ async def match(
     newest_first: bool = False,
     limit: int = 200,
     config: str = "simple",
+    owner: str | None = None,
 ) -> list[str]:
     """Ids of scope messages containing any (``all_terms``: every) term, at most ``limit``.
 
     ``prefix_last`` lets the last term match as a prefix (search as you type). Order: the
-    engine's relevance, or the newest first with ``newest_first``.
+    engine's relevance, or the newest first with ``newest_first``. ``owner`` (the user whose
+    token is the scope, newest first only) first tries the words alone (``_newest_of_owner``).
     """
     _check_scope(scope)
     terms = [x for x in terms if x.isalnum()]
     if not terms:
         return []
+    if owner is not None and newest_first:
+        found = await _newest_of_owner(c, owner, terms, all_terms, prefix_last, limit, config)
+        if found is not None:
+            return found
     if _is_sqlite(c):
         expr = tm.fts5_match(terms, scope, all_terms=all_terms, prefix_last=prefix_last)
         order = "rowid DESC" if newest_first else "bm25(messages_fts, 1.0, 1.0, 0.0)"
@@ -169,6 +182,48 @@ async def match(
         "lim": limit,
     }
     return list((await c.execute(text(sql), params)).scalars().all())
+
+
+async def _newest_of_owner(
+    c: AsyncConnection,
+    owner: str,
+    terms: Sequence[str],
+    all_terms: bool,
+    prefix_last: bool,
+    limit: int,
+    config: str,
+) -> list[str] | None:
+    """The ``owner``'s newest ``limit`` messages with the words, found from the words alone —
+    or None when the words alone do not tell them (the caller then asks the scoped index).
+
+    Why: ANDing the words with the owner's scope token makes the engine read the token's entries
+    (SQLite's doclist, PostgreSQL's posting tree) — a million for a user with a million messages,
+    the cost that grew 4× from 10k to 1M (bench/search.py). The words' newest ``limit`` matches,
+    whoever wrote them, cost what the words cost; each comes with its author (a primary-key
+    lookup ``rows`` repeats, warm). They are exactly the owner's newest ``limit`` when every one
+    is the owner's, or when there are fewer than ``limit`` (every match is in hand: the owner's
+    among them are all the owner has). Otherwise — another user's message among a full page,
+    as on a shared server — the owner's newest may lie further back: None. Only the owner's ids
+    are returned either way, and ``rows`` checks the owner again."""
+    if _is_sqlite(c):
+        expr = tm.fts5_match(terms, [], all_terms=all_terms, prefix_last=prefix_last)
+        sql = (
+            "SELECT f.r, i.message_id, m.user_id FROM (SELECT rowid AS r FROM messages_fts "
+            "WHERE messages_fts MATCH :q ORDER BY rowid DESC LIMIT :lim) f "
+            "CROSS JOIN messages_fts_ids i ON i.rid = f.r CROSS JOIN messages m ON m.id = i.message_id"
+        )
+        params: dict = {"q": expr, "lim": limit}
+    else:
+        sql = (
+            "SELECT created_at, id, user_id FROM messages "
+            "WHERE search_tsv @@ to_tsquery(CAST(:cfg AS regconfig), :q) "
+            "ORDER BY created_at DESC, id DESC LIMIT :lim"
+        )
+        q = tm.tsquery(terms, all_terms=all_terms, prefix_last=prefix_last)
+        params = {"q": q, "cfg": config, "lim": limit}
+    found = sorted((await c.execute(text(sql), params)).all(), reverse=True)
+    mine = [r[1] for r in found if r[2] == owner]
+    return mine if len(mine) == len(found) or len(found) < limit else None
 
 
 async def match_each(

@@ -3,8 +3,9 @@
 Messages come from the full-text index: every word of the query must occur (the last one may be
 the start of a word, so results appear while typing), Chinese and Japanese runs match by character
 bigrams. To keep the cost flat however long the history grows, the index hands over the newest
-``CANDIDATES`` matches, which are ranked by BM25 with the user's own document frequencies; ties go
-to the newer message. Archived conversations, inline threads and workspace rows are left out, as
+``CANDIDATES`` matches, which are ranked by BM25 with the index's document frequencies (capped
+counts over every user's messages, so they cost the same however large the index); ties go to
+the newer message. Archived conversations, inline threads and workspace rows are left out, as
 in seed 001 — unless the search is scoped to a workspace (issue 16): then it covers exactly the
 workspace's conversations the member may see (``is_public`` rules), whoever wrote them, and
 nothing personal.
@@ -61,6 +62,7 @@ async def search(
                 newest_first=True,
                 limit=CANDIDATES,
                 config=config,
+                owner=None if workspace_id else p.id,
             )
             hits = await index.rows(c, p.id, ids, conversations=allowed)
             titles = (
@@ -74,10 +76,19 @@ async def search(
                 # every candidate has every word: the frequencies only weigh the words against
                 # each other, so the user's history size need not be counted — and one word
                 # needs none (its idf is the same positive factor for every candidate: the order
-                # is that of its term frequencies and lengths). Counting costs most at 1M
-                # messages (the scope's doclist is intersected), so single words skip it.
+                # is that of its term frequencies and lengths), so single words skip it. The
+                # counts are over the whole index (``scoped=False``): capped, they cost the same
+                # at 10k and 1M messages, where intersecting each word with the user's scope
+                # read the user's million index entries. An idf from every user's messages
+                # weighs words as well as the user's own (only counts leave the database).
                 n_docs, df = await index.frequencies(
-                    c, scope, terms, scope_size=index.SCOPE_CAP, prefix_last=prefix, config=config
+                    c,
+                    scope,
+                    terms,
+                    scope_size=index.SCOPE_CAP,
+                    prefix_last=prefix,
+                    config=config,
+                    scoped=False,
                 )
             # BM25 and snippets over up to 400 candidates take milliseconds: on the text pool
             messages = await run_text(_ranked, hits, terms, df, n_docs, titles, prefix)
