@@ -13,6 +13,8 @@ Chinese word. Prints the median latency of each at both sizes and the ratio 1M /
 Usage: ``.venv/bin/python bench/search.py [--small 10000] [--large 1000000] [--postgres]
 [--keep DIR]``. ``--keep`` (SQLite) keeps the four databases in DIR and reuses them on the next run
 (migrated to the current schema first), so the 1M corpus is built once while comparing changes.
+``--baseline SRC`` serves each database with a second code tree too (``PYTHONPATH=SRC``; its schema
+must be the same), in the same loop: before and after on one corpus, under the same load.
 """
 
 from __future__ import annotations
@@ -122,16 +124,26 @@ async def build(db_url: str, total: int, own: int) -> str:
     return key
 
 
-def measure(targets: list[tuple[str, str]], repeats: int) -> list[dict[str, float]]:
+def measure(
+    targets: list[tuple[str, str]], repeats: int, baseline: str | None = None
+) -> list[dict[str, float]]:
     """Median latency of each query on each (database, key), the databases' servers queried in
-    turn inside one loop so machine noise hits both sides of a ratio alike."""
-    servers = [Server(url, args=("--no-worker",)).start() for url, _ in targets]
+    turn inside one loop so machine noise hits both sides of a ratio alike. With ``baseline``
+    (another checkout's ``src``) each database is also served by that code, in the same loop:
+    results for the targets, then for the targets under the baseline."""
+    envs = [{}] + ([{"PYTHONPATH": baseline}] if baseline else [])
+    servers = [
+        Server(url, env_extra=env, args=("--no-worker",)).start()
+        for env in envs
+        for url, _ in targets
+    ]
+    keys = [key for _ in envs for _, key in targets]
     try:
         clients = [
             httpx.Client(base_url=srv.base, headers={"Authorization": f"Bearer {key}"}, timeout=120)
-            for srv, (_, key) in zip(servers, targets, strict=True)
+            for srv, key in zip(servers, keys, strict=True)
         ]
-        times: list[dict[str, list[float]]] = [{q: [] for q in QUERIES} for _ in targets]
+        times: list[dict[str, list[float]]] = [{q: [] for q in QUERIES} for _ in servers]
         for cl in clients:
             for q in QUERIES.values():
                 cl.get("/api/search", params={"q": q}).raise_for_status()  # warm
@@ -163,11 +175,13 @@ async def run(args) -> None:
                 if db_url is None:
                     raise SystemExit("--postgres needs CHATMEM_TEST_POSTGRES_URL")
                 targets.append((db_url, await _build_timed(db_url, shape, n, args.small)))
-            small, large = await asyncio.to_thread(measure, targets, args.repeats)
-        print(f"\n{shape}: {'query':<10}{args.small:>12,}{args.large:>12,}   ratio")
-        for q in QUERIES:
-            a, b = small[q], large[q]
-            print(f"  {q:<14}{a:>9.1f} ms{b:>9.1f} ms   {b / a:5.2f}")
+            medians = await asyncio.to_thread(measure, targets, args.repeats, args.baseline)
+        pairs = [medians[i : i + 2] for i in range(0, len(medians), 2)]
+        for label, (small, large) in zip(("", " (baseline)"), pairs, strict=False):
+            print(f"\n{shape}{label}: {'query':<10}{args.small:>12,}{args.large:>12,}   ratio")
+            for q in QUERIES:
+                a, b = small[q], large[q]
+                print(f"  {q:<14}{a:>9.1f} ms{b:>9.1f} ms   {b / a:5.2f}")
 
 
 async def _build_timed(db_url: str, shape: str, n: int, small: int) -> str:
@@ -205,6 +219,12 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--postgres", action="store_true")
     ap.add_argument("--keep", metavar="DIR", help="keep and reuse the SQLite databases in DIR")
+    ap.add_argument(
+        "--baseline",
+        metavar="SRC",
+        help="also serve every database with the code in SRC (another checkout's src/, e.g. "
+        "`git archive main src`), interleaved: before/after on the same corpus",
+    )
     asyncio.run(run(ap.parse_args()))
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from chatmem.db import schema as t
 from chatmem.search import index, rank
+from chatmem.search import terms as tm
 from chatmem.search import text as st
 
 from .social_support import assert_error, insert_chain, new_conv, set_columns
@@ -205,3 +206,46 @@ def test_one_term_order_does_not_depend_on_its_frequency(df):
     docs = {"a": "tide tide", "b": "tide and a longer line", "c": "tide " * 5, "d": "nothing"}
     base = [s.id for s in rank.bm25(docs, ["tide"], {}, 0)]
     assert [s.id for s in rank.bm25(docs, ["tide"], {"tide": df}, 10_000)] == base
+
+
+async def test_a_word_everywhere_is_checked_on_the_text(app, new_user, monkeypatch):
+    """A word in ``DF_CAP`` messages or more is not asked of the index when a rarer word is in
+    the query: the rarer words' matches are filtered by it on their text (also as the prefix
+    being typed), with the same results as the index's own AND."""
+    monkeypatch.setattr(index, "DF_CAP", 4)
+    u = await new_user()
+    cid = await new_conv(u, "Notes")
+    ids = await insert_chain(
+        app,
+        cid,
+        [
+            {"role": "user", "text": "ferry to the harbour"},
+            {"role": "user", "text": "the ferry was late"},
+            {"role": "user", "text": "ferry ferry"},
+            {"role": "user", "text": "harbour lights, no boat"},
+            {"role": "user", "text": "ferrymen of the harbour"},
+            {"role": "user", "text": "the ferry schedule"},
+        ],
+    )
+    asked: list[list[str]] = []
+    real = index.match
+
+    async def spy(c, scope, terms, **kw):
+        asked.append(list(terms))
+        return await real(c, scope, terms, **kw)
+
+    monkeypatch.setattr(index, "match", spy)
+    assert [h["id"] for h in (await _search(u, "harbour ferry."))["messages"]] == [ids[0]]
+    assert asked == [["harbour"]]
+    got = {h["id"] for h in (await _search(u, "harbour fer"))["messages"]}
+    assert got == {ids[0], ids[4]}
+    assert asked[-1] == ["harbour"]
+    assert [h["id"] for h in (await _search(u, "lights harbour."))["messages"]] == [ids[3]]
+    assert asked[-1] == ["lights", "harbour"]  # no word everywhere: the index's AND
+
+
+def test_has_all():
+    assert tm.has_all("Ferry to the harbour", ["harbour", "ferry"])
+    assert not tm.has_all("ferrymen of the harbour", ["harbour", "ferry"])
+    assert tm.has_all("ferrymen of the harbour", ["harbour", "ferry"], prefix_last=True)
+    assert tm.has_all("我住在北京", ["北京", "住"]) and not tm.has_all("北方", ["北京"])

@@ -47,6 +47,13 @@ def _is_sqlite(c: AsyncConnection) -> bool:
     return c.dialect.name == "sqlite"
 
 
+def words_checkable(c: AsyncConnection, config: str) -> bool:
+    """Whether ``terms.has_all`` on a message's text agrees with the index's match: on SQLite
+    (FTS5's unicode61 words, as ``terms.doc_terms``) and PostgreSQL's ``simple`` configuration;
+    a stemming configuration matches words the text does not hold verbatim."""
+    return _is_sqlite(c) or config == "simple"
+
+
 def _ids_of(fts_rowids: str) -> str:
     """Message ids for a query of FTS rowids (column ``r``), in its order. The FTS query runs on
     its own: joined directly, SQLite may give up FTS5's own ordering and early stop."""

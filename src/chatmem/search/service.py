@@ -53,46 +53,74 @@ async def search(
         conversations = await store.titles(c, p.id, query, workspace_id)
         messages: list[dict] = []
         if terms and scope:
-            ids = await index.match(
-                c,
-                scope,
-                terms,
-                all_terms=True,
-                prefix_last=prefix,
-                newest_first=True,
-                limit=CANDIDATES,
-                config=config,
-                owner=None if workspace_id else p.id,
-            )
-            hits = await index.rows(c, p.id, ids, conversations=allowed)
-            titles = (
-                allowed
-                if allowed is not None
-                else await store.visible_titles(c, p.id, (h.conversation_id for h in hits))
-            )
-            hits = [h for h in hits if h.conversation_id in titles]
-            n_docs, df = 0, dict[str, int]()
-            if hits and len(set(terms)) > 1:
-                # every candidate has every word: the frequencies only weigh the words against
-                # each other, so the user's history size need not be counted — and one word
-                # needs none (its idf is the same positive factor for every candidate: the order
-                # is that of its term frequencies and lengths), so single words skip it. The
-                # counts are over the whole index (``scoped=False``): capped, they cost the same
-                # at 10k and 1M messages, where intersecting each word with the user's scope
-                # read the user's million index entries. An idf from every user's messages
-                # weighs words as well as the user's own (only counts leave the database).
-                n_docs, df = await index.frequencies(
-                    c,
-                    scope,
-                    terms,
-                    scope_size=index.SCOPE_CAP,
-                    prefix_last=prefix,
-                    config=config,
-                    scoped=False,
-                )
-            # BM25 and snippets over up to 400 candidates take milliseconds: on the text pool
-            messages = await run_text(_ranked, hits, terms, df, n_docs, titles, prefix)
+            owner = None if workspace_id else p.id
+            messages = await _messages(c, p.id, owner, scope, allowed, terms, prefix, config)
     return {"query": query, "conversations": conversations, "messages": messages}
+
+
+async def _frequencies(c, scope, terms: list[str], prefix: bool, config: str):
+    """(n_docs, df) for BM25. Every candidate has every word: the frequencies only weigh the
+    words against each other, so the user's history size need not be counted — and one word
+    needs none (its idf is the same positive factor for every candidate: the order is that of
+    its term frequencies and lengths), so single words skip it. The counts are over the whole
+    index (``scoped=False``): capped, they cost the same at 10k and 1M messages, where
+    intersecting each word with the user's scope read the user's million index entries. An idf
+    from every user's messages weighs words as well as the user's own (only counts leave the
+    database)."""
+    if len(set(terms)) < 2:
+        return 0, dict[str, int]()
+    return await index.frequencies(
+        c,
+        scope,
+        terms,
+        scope_size=index.SCOPE_CAP,
+        prefix_last=prefix,
+        config=config,
+        cap=index.DF_CAP,
+        scoped=False,
+    )
+
+
+async def _messages(c, user_id, owner, scope, allowed, terms, prefix, config) -> list[dict]:
+    """The ranked message hits: the newest ``CANDIDATES`` matches, ranked by BM25. ``owner``
+    (personal search: the caller) lets the index try the words alone (``index.match``)."""
+    n_docs, df = await _frequencies(c, scope, terms, prefix, config)
+    asked = _narrowed(terms, df) if index.words_checkable(c, config) else terms
+    ids = await index.match(
+        c,
+        scope,
+        asked,
+        all_terms=True,
+        prefix_last=prefix and asked[-1] == terms[-1],
+        newest_first=True,
+        limit=CANDIDATES,
+        config=config,
+        owner=owner,
+    )
+    hits = await index.rows(c, user_id, ids, conversations=allowed)
+    if asked != terms:
+        hits = [h for h in hits if tm.has_all(h.text, terms, prefix_last=prefix)]
+    titles = (
+        allowed
+        if allowed is not None
+        else await store.visible_titles(c, user_id, (h.conversation_id for h in hits))
+    )
+    hits = [h for h in hits if h.conversation_id in titles]
+    # BM25 and snippets over up to 400 candidates take milliseconds: on the text pool
+    return await run_text(_ranked, hits, terms, df, n_docs, titles, prefix)
+
+
+def _narrowed(terms: list[str], df: dict[str, int]) -> list[str]:
+    """The words to ask the index for: without those in ``DF_CAP`` messages or more when a rarer
+    word is left (they are checked on the candidates' text instead, ``terms.has_all``).
+
+    Why: the index intersects a word everywhere (a doclist of 600k entries at 1M messages) with a
+    rare one by seeking through the common one's entries, which cost 4× the rare word alone at
+    1M (bench/search.py, "two words"). A word in that many messages is in most of the rare
+    word's too, so the newest ``CANDIDATES`` matches of the rare words, filtered, serve as the
+    candidates; the common word still weighs in BM25."""
+    narrow = [t for t in terms if df.get(t, 0) < index.DF_CAP]
+    return narrow or terms
 
 
 def _ranked(hits, terms, df, n_docs, titles, prefix: bool) -> list[dict]:

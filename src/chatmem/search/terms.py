@@ -64,6 +64,17 @@ def doc_terms(text: str) -> list[str]:
     return words(text) + cjk_terms(text).split()
 
 
+def has_all(text: str, terms: Sequence[str], *, prefix_last: bool = False) -> bool:
+    """Whether ``text`` is indexed under every term (the last one as a prefix with
+    ``prefix_last``): the index's own match, checked on a message's text."""
+    found = set(doc_terms(text))
+    last = len(terms) - 1 if prefix_last else -1
+    return all(
+        t in found or (i == last and any(w.startswith(t) for w in found))
+        for i, t in enumerate(terms)
+    )
+
+
 def query_terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
     """Distinct terms of a query, in order of first appearance, at most ``MAX_QUERY_TERMS``.
 
