@@ -11,7 +11,6 @@ tokenised exactly as the index does (``terms.doc_terms``).
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -47,14 +46,17 @@ def bm25(
     (ids are time-ordered, so the newer message wins a tie). Texts matching no term score 0 and
     are left out. ``prefix_last``: words starting with the last term count as that term;
     ``weights`` scales each query term (1 when absent)."""
-    tokenised = {i: Counter(tm.doc_terms(txt)) for i, txt in docs.items()}
-    if prefix_last and query:
-        last = query[-1]
-        for tf in tokenised.values():
-            n = sum(f for w, f in tf.items() if w != last and w.startswith(last))
-            if n:
-                tf[last] += n
-    lengths = {i: sum(c.values()) for i, c in tokenised.items()}
+    wanted = list(dict.fromkeys(query))
+    last = query[-1] if prefix_last and query else None
+    tokenised: dict[str, dict[str, int]] = {}
+    lengths: dict[str, int] = {}
+    for i, txt in docs.items():
+        # only the query terms' counts are needed (a Counter of every word cost 2× as much)
+        toks = tm.doc_terms(txt)
+        tf = {q: toks.count(q) for q in wanted}
+        if last is not None:
+            tf[last] += sum(1 for w in toks if w != last and w.startswith(last))
+        tokenised[i], lengths[i] = tf, len(toks)
     if avgdl is None:
         avgdl = (sum(lengths.values()) / len(lengths)) if lengths else 1.0
     avgdl = max(avgdl, 1.0)
@@ -72,9 +74,6 @@ def bm25(
                 s += w * f * (K1 + 1) / (f + norm)
         if s > 0:
             out.append(Scored(i, s))
-    out.sort(key=lambda x: (-x.score, _desc(x.id)))
+    out.sort(key=lambda x: x.id, reverse=True)  # ties: the later id first (a stable sort keeps
+    out.sort(key=lambda x: -x.score)  # it under the score order)
     return out
-
-
-def _desc(s: str) -> tuple:
-    return tuple(-ord(ch) for ch in s)

@@ -13,6 +13,8 @@ nothing personal.
 
 from __future__ import annotations
 
+import asyncio
+
 from ..auth.models import Principal
 from ..cpu import run_text
 from ..db.engine import Database
@@ -50,12 +52,28 @@ async def search(
     prefix = bool(terms) and query[-1].isalnum() and query.lower().endswith(terms[-1])
     async with db.read() as c:
         scope, allowed = await _scope(c, p, workspace_id)
-        conversations = await store.titles(c, p.id, query, workspace_id)
-        messages: list[dict] = []
-        if terms and scope:
-            owner = None if workspace_id else p.id
-            messages = await _messages(c, p.id, owner, scope, allowed, terms, prefix, config)
+        # titles on a second connection while this one reads the message index: the two do not
+        # depend on each other, and a user with 10,000 conversations makes the title scan take
+        # as long as the messages (SQLite and asyncpg both run them at once, in their threads
+        # or server processes)
+        conversations, messages = await asyncio.gather(
+            _titles(db, p.id, query, workspace_id),
+            _messages(
+                c, p.id, None if workspace_id else p.id, scope, allowed, terms, prefix, config
+            )
+            if terms and scope
+            else _none(),
+        )
     return {"query": query, "conversations": conversations, "messages": messages}
+
+
+async def _titles(db: Database, user_id: str, query: str, workspace_id: str) -> list[dict]:
+    async with db.read() as c:
+        return await store.titles(c, user_id, query, workspace_id)
+
+
+async def _none() -> list[dict]:
+    return []
 
 
 async def _frequencies(c, scope, terms: list[str], prefix: bool, config: str):
