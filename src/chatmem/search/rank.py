@@ -2,9 +2,10 @@
 
 Why in Python: SQLite's FTS5 has BM25 but PostgreSQL has none (``ts_rank`` ignores how rare a word
 is), and search and recall must rank alike on both. The engines only pre-select candidates; the
-document frequencies come from the index (``index.frequencies``) for the scope being searched
-(a conversation, or a user's history), so a word that is everywhere in *this* conversation weighs
-little even if it is rare elsewhere. Term frequencies and lengths come from the candidate texts,
+document frequencies come from the index (``index.frequencies``): for recall those of the scope
+being searched (a conversation, or a user's history), so a word that is everywhere in *this*
+conversation weighs little even if it is rare elsewhere; for search those of the whole index
+(capped counts, whose cost does not grow with a user's history). Term frequencies and lengths come from the candidate texts,
 tokenised exactly as the index does (``terms.doc_terms``).
 """
 
