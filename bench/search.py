@@ -162,7 +162,7 @@ def measure(
 
 
 async def run(args) -> None:
-    for shape in ("own", "crowd"):
+    for shape in args.shapes.split(","):
         async with AsyncExitStack() as stack:
             targets = []
             for n in (args.small, args.large):
@@ -218,6 +218,7 @@ def main() -> None:
     ap.add_argument("--large", type=int, default=1_000_000)
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--postgres", action="store_true")
+    ap.add_argument("--shapes", default="own,crowd", help="which shapes, comma-separated")
     ap.add_argument("--keep", metavar="DIR", help="keep and reuse the SQLite databases in DIR")
     ap.add_argument(
         "--baseline",

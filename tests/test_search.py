@@ -249,3 +249,28 @@ def test_has_all():
     assert not tm.has_all("ferrymen of the harbour", ["harbour", "ferry"])
     assert tm.has_all("ferrymen of the harbour", ["harbour", "ferry"], prefix_last=True)
     assert tm.has_all("我住在北京", ["北京", "住"]) and not tm.has_all("北方", ["北京"])
+
+
+async def test_a_last_word_everywhere_is_not_a_prefix(app, new_user, monkeypatch):
+    """A last word that is already in ``DF_CAP`` messages as a whole word is asked as that word
+    (a prefix would make the index merge every longer word's entries); a shorter start of it is
+    still a prefix."""
+    monkeypatch.setattr(index, "DF_CAP", 3)
+    u = await new_user()
+    cid = await new_conv(u, "Notes")
+    ids = await insert_chain(
+        app,
+        cid,
+        [{"role": "user", "text": t} for t in ("ferrymen", "ferry", "a ferry", "the ferry")],
+    )
+    asked: list[bool] = []
+    real = index.match
+
+    async def spy(c, scope, terms, **kw):
+        asked.append(kw["prefix_last"])
+        return await real(c, scope, terms, **kw)
+
+    monkeypatch.setattr(index, "match", spy)
+    assert {h["id"] for h in (await _search(u, "ferry"))["messages"]} == set(ids[1:])
+    assert {h["id"] for h in (await _search(u, "ferr"))["messages"]} == set(ids)
+    assert asked == [False, True]

@@ -143,6 +143,19 @@ async def frequencies(
     return max(n, max(df.values(), default=0)), df
 
 
+async def everywhere(c: AsyncConnection, word: str, *, config: str = "simple") -> bool:
+    """Whether the whole word ``word`` is in ``DF_CAP`` messages or more, over the whole index
+    (a count that stops at ``DF_CAP``: it costs the same however large the index)."""
+    if not word.isalnum():
+        return False
+    if _is_sqlite(c):
+        sql, q = _capped_sqlite(0), tm.fts5_match([word], [])
+    else:
+        sql, q = _capped_pg(0, "to_tsquery(CAST(:cfg AS regconfig), :q0)"), tm.tsquery([word])
+    params = {"q0": q, "cap0": DF_CAP, "cfg": config}
+    return int((await c.execute(text("SELECT " + sql), params)).scalar_one()) >= DF_CAP
+
+
 async def match(
     c: AsyncConnection,
     scope: tm.Scope,
