@@ -241,8 +241,8 @@ async def _newest_of_owner(
         )
         q = tm.tsquery(terms, all_terms=all_terms, prefix_last=prefix_last)
         params = {"q": q, "cfg": config, "lim": limit}
-    found = sorted((await c.execute(text(sql), params)).all(), reverse=True)
-    mine = [r[1] for r in found if r[2] == owner]
+    found = sorted(((r[0], r[1], r[2]) for r in (await c.execute(text(sql), params))), reverse=True)
+    mine = [mid for _, mid, author in found if author == owner]
     return mine if len(mine) == len(found) or len(found) < limit else None
 
 
