@@ -5,8 +5,8 @@ is), and search and recall must rank alike on both. The engines only pre-select 
 document frequencies come from the index (``index.frequencies``): for recall those of the scope
 being searched (a conversation, or a user's history), so a word that is everywhere in *this*
 conversation weighs little even if it is rare elsewhere; for search those of the whole index
-(capped counts, whose cost does not grow with a user's history). Term frequencies and lengths come from the candidate texts,
-tokenised exactly as the index does (``terms.doc_terms``).
+(capped counts, whose cost does not grow with a user's history). Term frequencies and lengths
+come from the candidate texts, tokenised exactly as the index does (``terms.doc_terms``).
 """
 
 from __future__ import annotations

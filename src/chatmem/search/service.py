@@ -105,7 +105,7 @@ async def _messages(c, user_id, owner, scope, allowed, terms, prefix, config) ->
     n_docs, df = await _frequencies(c, scope, terms, prefix, config)
     asked = _narrowed(terms, df) if index.words_checkable(c, config) else terms
     as_prefix = prefix and asked[-1] == terms[-1]
-    if as_prefix and asked[-1] not in df:
+    if as_prefix and df.get(asked[-1], index.DF_CAP) >= index.DF_CAP:
         # a last word already in DF_CAP messages as a whole word is asked as that word, not as
         # a prefix: the engines answer a prefix by merging the entries of every word it starts
         # (SQLite FTS5 all of them before the first result — "garden*" read 600k entries,
