@@ -14,11 +14,13 @@ from sqlalchemy import update
 from chatmem.app import create_runtime
 from chatmem.context import assemble as asm
 from chatmem.context import recall as rc
+from chatmem.context import recall_source as rs
 from chatmem.context import service as ctx
 from chatmem.context.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, counter_for
 from chatmem.conversations.paths import PathCache
 from chatmem.db import schema as t
 from chatmem.db.engine import Database
+from chatmem.search import rank
 from chatmem.workspaces import service as ws_service
 from chatmem.workspaces.service import WorkspaceIn
 
@@ -64,9 +66,33 @@ def test_pack_skips_verbatim_messages_and_renders_dated_oldest_first():
     kw = dict(header=rc.HEADER, item_tokens=100, count=C.count, truncate=C.truncate)
     p = rc.pack(groups, budget=500, exclude={"new"}, **kw)
     assert p.ids == ["old", "ans"] and "Miso knocked" not in p.text
-    assert p.text.index("[2023-11-14] User: I adopted") < p.text.index("Assistant: Miso is cute")
+    assert p.text.index("[2023-11-14]\nUser: I adopted") < p.text.index("Assistant: Miso is cute")
+    assert p.text.count("[2023-11-14]") == 1  # one date line per day, not per message
     assert p.tokens == C.count(p.text) <= 500
     assert rc.pack(groups, budget=10, exclude=set(), **kw).ids == []
+    both = rc.pack(groups, budget=500, exclude=set(), **kw)
+    assert both.text.index("[2023-11-14]") < both.text.index("[2024-03-09]\nUser: Miso knocked")
+
+
+def test_distinctive_counts_words_said_nowhere_else():
+    docs = {
+        "fact": "I'm learning Swahili with an app every morning.",
+        "chat": "It has been raining all week, every morning grey.",
+        "chat2": "Raining again, grey all week, umbrellas out.",
+    }
+    got = rank.distinctive(docs, {"t1": "The app crashed this week.", "fact": docs["fact"]})
+    # fact: "learning", "swahili" ("app" is in the background, "morning" in chat); chat2:
+    # "umbrellas"; chat: nothing of its own; stop words never count
+    assert got["fact"] == 2 and got["chat2"] == 1 and got["chat"] == 0
+    assert rank.distinctive({}, {"x": "anything"}) == {}
+
+
+def test_fill_groups_follow_the_budget_and_the_turn_length():
+    short = [asm.HistoryItem(f"m{i}", "user", "word " * 20) for i in range(10)]
+    long = [asm.HistoryItem(f"m{i}", "user", "word " * 400) for i in range(10)]
+    assert rs.fill_groups(40, 4000, short, C.count) > 100  # ~26 tokens a line
+    assert rs.fill_groups(40, 4000, long, C.count) == 40  # never under the configured floor
+    assert rs.fill_groups(40, 10**6, short, C.count) == rs.FILL_GROUPS_MAX
 
 
 def test_top_up_follows_the_real_hits_and_scores_below_them():
@@ -211,7 +237,7 @@ async def test_old_fact_is_recalled_with_its_answer_and_date(db_url, monkeypatch
         assert rep["recall_message_ids"], rep["recall"]
         assert rep["recall_message_ids"][:2] == ids  # the hit and its answer
         system = tc.messages[0].content
-        assert "[2023-11-14] User: My sister Lena works as a glassblower" in system
+        assert "[2023-11-14]\nUser: My sister Lena works as a glassblower" in system
         assert rep["total_tokens"] <= 1024 - 128
         # a short question also weighs the turn before it, lower; hits must still match "lena"
         assert rep["recall"]["terms"]["lena"] == 1.0

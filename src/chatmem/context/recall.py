@@ -13,8 +13,9 @@ module decides what to do with them:
   best one is usually a single common word);
 - ``group`` — each hit comes with its neighbouring turn (a question with its answer, an answer with
   its question) so the model sees it in context; a message belongs to one group only;
-- ``render`` / ``pack`` — each group as dated lines, packed best-first into the recall budget,
-  skipping any message that is already verbatim in the prompt, and laid out oldest first.
+- ``render`` / ``pack`` — each group as speaker lines under a date line per day, packed
+  best-first into the recall budget, skipping any message that is already verbatim in the
+  prompt, and laid out oldest first.
 
 No framework, no database: the caller loads rows and passes plain values.
 """
@@ -149,9 +150,12 @@ def _line(m: Recalled, cap: int, count: CountFn, truncate: TruncateFn) -> str:
     flat = " ".join(m.text.split())
     if count(flat) > cap:
         flat = truncate(flat, max(cap - 1, 1)).rstrip() + GAP
-    when = day(m.created_at)
     who = SPEAKER.get(m.role, m.role.capitalize())
-    return f"[{when}] {who}: {flat}" if when else f"{who}: {flat}"
+    return f"{who}: {flat}"
+
+
+def _days(g: Group) -> list[str]:
+    return [d for d in dict.fromkeys(day(m.created_at) for m in g.messages) if d]
 
 
 def _lines(g: Group, item_tokens: int, count: CountFn, truncate: TruncateFn) -> list[str]:
@@ -174,10 +178,16 @@ def render(
     if not ordered:
         return ""
     body: list[str] = []
+    shown = ""  # the day of the last date line
     for g in ordered:
         if body:
             body.append(GAP)
-        body.extend(_lines(g, item_tokens, count, truncate))
+        for m, line in zip(g.messages, _lines(g, item_tokens, count, truncate), strict=True):
+            d = day(m.created_at)
+            if d and d != shown:
+                body.append(f"[{d}]")
+                shown = d
+            body.append(line)
     return "\n".join([header, OPEN, *body, CLOSE])
 
 
@@ -211,14 +221,18 @@ def pack(
         return Packed()
     chosen: list[Group] = []
     used = frame
+    dated: set[str] = set()  # days that already have their date line
     for g in groups:
         g2 = _without(g, exclude)
         if g2 is None:
             continue
         cost = sum(count(ln) + 1 for ln in _lines(g2, item_tokens, count, truncate)) + 2
+        new_days = [d for d in _days(g2) if d not in dated]
+        cost += sum(count(f"[{d}]") + 1 for d in new_days)
         if used + cost <= budget:
             chosen.append(g2)
             used += cost
+            dated.update(new_days)
     while chosen:
         text = render(
             chosen, header=header, item_tokens=item_tokens, count=count, truncate=truncate

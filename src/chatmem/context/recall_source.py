@@ -37,6 +37,12 @@ MAX_RANKED_TERMS = 16  # rarest terms kept for the candidate query
 #: reads up to this many index entries); a word in more messages is too common to find anything
 #: by (it is left out of the candidate queries), and its BM25 weight is near its floor anyway.
 DF_CAP = 500
+#: Filler candidates fetched per wanted filler group: a function word's own ranking is weak (the
+#: turn that matters may be its 200th message), the distinctiveness prior picks among them.
+FILL_OVERSAMPLE = 4
+FILL_PER_TERM_MAX = 250
+FILL_GROUPS_MAX = 300
+LINE_OVERHEAD = 6  # a recalled line's speaker, newline and "…" separator, roughly
 
 #: (connection, conversation ids or None for the whole memory scope, limit) →
 #: [(message id, similarity)], best first
@@ -52,7 +58,7 @@ class Options:
     min_ratio: float = 0.2  # BM25 hits under this fraction of the best one are dropped
     config: str = "simple"  # PostgreSQL text search configuration
     fill: bool = True  # top up with turns sharing the question's function words (``fill_terms``)
-    fill_to: int = 40  # … until this many groups in all
+    fill_to: int = 40  # … until this many groups in all (the service sizes it to the budget)
 
 
 @dataclass
@@ -75,6 +81,15 @@ def query_terms(history: Sequence[HistoryItem]) -> dict[str, float]:
             for t in tm.query_terms(h.text):
                 weights.setdefault(t, FOLLOW_UP_WEIGHT)
     return weights
+
+
+def fill_groups(least: int, recall_tokens: int, history: Sequence[HistoryItem], count) -> int:
+    """How many filler groups to aim for: as many single turns as the recall budget holds at
+    this conversation's typical turn length (token-driven: a small window with short turns
+    wants many, long turns few), never fewer than ``least``, at most ``FILL_GROUPS_MAX``."""
+    sample = [count(h.text) for h in history[-64:]]
+    turn = (sum(sample) / len(sample) if sample else 32) + LINE_OVERHEAD
+    return max(least, min(FILL_GROUPS_MAX, int(recall_tokens / turn)))
 
 
 def fill_terms(history: Sequence[HistoryItem], weights: Mapping[str, float]) -> list[str]:
@@ -121,7 +136,7 @@ async def _lexical(
     extra = []
     if common and opts.fill:
         common = common[:MAX_RANKED_TERMS]
-        per_term = max(10, opts.fill_to * 2 // len(common))
+        per_term = max(10, min(FILL_PER_TERM_MAX, opts.fill_to * FILL_OVERSAMPLE // len(common)))
         extra = await index.match_each(c, scope, common, per_term=per_term, config=opts.config)
     return ids, extra, df, n_docs
 
@@ -155,11 +170,12 @@ async def find(
     if vectors is not None:
         ranked_lists.append(await _vector_ids(c, conv, vectors, path, opts, by_id, leaf_id))
     fused = rc.fuse(*ranked_lists)[: opts.candidates]
+    hits_only = len(fused)
     if extra and len(fused) < opts.fill_to:
-        broad = rank.bm25(docs, [*weights, *fill], df, n_docs, weights=weights)
-        fused = rc.top_up(fused, [x.id for x in broad], opts.fill_to)
+        broad = await run_text(_fill_rank, docs, weights, fill, df, n_docs, history)
+        fused = rc.top_up(fused, broad, opts.fill_to)
         info["fill_terms"] = fill
-    groups = await _groups(c, conv, fused, by_id, path)
+    groups = await _groups(c, conv, fused, by_id, path, {mid for mid, _ in fused[hits_only:]})
     info["candidates"] = len(hits)
     info["ms"] = round((time.perf_counter() - t0) * 1000, 2)
     return Found(groups, info, rc.HEADER_CROSS if len(scope) > 1 else rc.HEADER)
@@ -173,6 +189,18 @@ def _lexical_rank(docs, weights, df, n_docs: int, min_ratio: float) -> list[str]
         matching = {x.id for x in rank.bm25(docs, own, df, n_docs)}
         scored = [x for x in scored if x.id in matching]
     return rc.keep_relevant([(s.id, s.score) for s in scored], min_ratio)
+
+
+def _fill_rank(docs, weights, fill, df, n_docs: int, history) -> list[str]:
+    """The candidates by BM25 over all the question's words (function words too), each score
+    scaled by the turn's distinctiveness (``rank.distinctive``, against the candidates and the
+    verbatim history): among the hundreds of turns that share "I" or "am" with the question,
+    the ones that say something specific first."""
+    scored = rank.bm25(docs, [*weights, *fill], df, n_docs, weights=weights)
+    prior = rank.distinctive(docs, {h.id: h.text for h in history})
+    # ``scored`` is already newest first among equals: a stable sort keeps that on ties
+    scored.sort(key=lambda x: -x.score * (1 + prior.get(x.id, 0)))
+    return [x.id for x in scored]
 
 
 async def _allowed(c, conv, hits, path, leaf_id: str, cross: bool) -> list[index.Hit]:
@@ -213,11 +241,15 @@ def _recalled(h: index.Hit) -> rc.Recalled:
     return rc.Recalled(h.id, h.role, h.text, h.created_at, h.conversation_id)
 
 
-async def _groups(c, conv, fused, by_id, path) -> list[rc.Group]:
+async def _groups(c, conv, fused, by_id, path, alone: set[str]) -> list[rc.Group]:
+    """Each hit with its neighbouring turn, except the ``alone`` ones (filler: too weak a match
+    to spend a second message on)."""
     neighbour: dict[str, str | None] = {}
     for mid, _ in fused:
         h = by_id[mid]
-        if h.conversation_id == conv.id:
+        if mid in alone:
+            neighbour[mid] = None
+        elif h.conversation_id == conv.id:
             neighbour[mid] = path.neighbour(mid, h.role)
         else:
             neighbour[mid] = h.parent_id if h.role == "assistant" else None

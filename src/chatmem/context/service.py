@@ -158,7 +158,7 @@ async def _recall(c, rt, settings, conv, parent_id, history, tail, budgets, coun
         candidates=settings.recall_candidates,
         min_ratio=settings.recall_min_ratio,
         fill=settings.recall_fill,
-        fill_to=settings.recall_fill_to,
+        fill_to=rs.fill_groups(settings.recall_fill_to, budgets.recall_tokens, history, count),
         config=settings.search_config,
     )
     try:

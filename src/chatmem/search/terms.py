@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from ..db.fulltext import CJK_RUN as _CJK_RUN
 from ..db.fulltext import cjk_terms
@@ -59,9 +60,35 @@ def words(text: str) -> list[str]:
     return _WORD.findall(fold(_CJK_RUN.sub(" ", text)))
 
 
-def doc_terms(text: str) -> list[str]:
+#: Tokenising is most of ranking's cost and the same turns come back turn after turn (a
+#: conversation's candidates, its verbatim tail): texts up to ``CACHED_CHARS`` long are memoised,
+#: ``TERMS_CACHE`` of them (a few MB at most); longer ones are rare and tokenised each time.
+TERMS_CACHE = 4096
+CACHED_CHARS = 1000
+
+
+def _doc_terms(text: str) -> tuple[str, ...]:
+    return (*words(text), *cjk_terms(text).split())
+
+
+_cached_terms = lru_cache(maxsize=TERMS_CACHE)(_doc_terms)
+
+
+def doc_terms(text: str) -> tuple[str, ...]:
     """Every term a message is indexed under: its words and its CJK characters and bigrams."""
-    return words(text) + cjk_terms(text).split()
+    return _cached_terms(text) if len(text) <= CACHED_CHARS else _doc_terms(text)
+
+
+@lru_cache(maxsize=TERMS_CACHE)
+def _cached_content(text: str) -> frozenset[str]:
+    return frozenset(_cached_terms(text)) - STOPWORDS
+
+
+def content_terms(text: str) -> frozenset[str]:
+    """The distinct terms of ``doc_terms`` that are not stop words."""
+    if len(text) <= CACHED_CHARS:
+        return _cached_content(text)
+    return frozenset(_doc_terms(text)) - STOPWORDS
 
 
 def has_all(text: str, terms: Sequence[str], *, prefix_last: bool = False) -> bool:
