@@ -111,7 +111,7 @@ class Settings(BaseSettings):
     recall_min_ratio: float = 0.1  # full-text hits under this fraction of the best are dropped
     recall_min_similarity: float = 0.2  # vector hits under this cosine similarity are dropped
     recall_fill: bool = True  # top up with turns sharing the question's function words
-    recall_fill_to: int = 40  # … until this many hit groups in all (more crowded out the tail)
+    recall_fill_to: int = 40  # … at least this many groups (more if the recall budget holds more)
 
     # memory
     memory_enabled: bool = True  # the admin-wide switch
