@@ -12,12 +12,13 @@ series of turns and divides: statements, transactions and server CPU per turn, e
 from __future__ import annotations
 
 import argparse
-import asyncio
 import collections
 import cProfile
 import os
+import sys
 import time
 
+import greenlet
 import uvicorn
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
@@ -25,6 +26,7 @@ from sqlalchemy.engine import Engine
 from chatmem.app import create_app
 from chatmem.config import get_settings
 from chatmem.db.migrate import upgrade
+from chatmem.observability import logs
 
 COUNTS = {"statements": 0, "transactions": 0}
 BY_STATEMENT: collections.Counter[str] = collections.Counter()
@@ -37,7 +39,7 @@ def _count_statement(conn, cursor, statement, parameters, context, executemany):
     COUNTS["statements"] += 1
     key = " ".join(statement.split())[:120]
     if TRACE:  # which chatmem function ran it (slow: diagnostics only)
-        key = f"{_caller()}  {key[:70]}"
+        key = f"{_caller()}  {key[:60]}"
     BY_STATEMENT[key] += 1
 
 
@@ -46,19 +48,22 @@ def _ours(path: str) -> bool:
 
 
 def _caller() -> str:
-    """The innermost chatmem coroutine of the running task (the statement's author)."""
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:
-        return "?"
-    names = []
-    coro = task.get_coro() if task is not None else None
-    while coro is not None:
-        code = getattr(coro, "cr_code", None) or getattr(coro, "ag_code", None)
-        if code is not None and _ours(code.co_filename):
-            names.append(f"{code.co_filename.split('chatmem/')[-1]}:{code.co_name}")
-        coro = getattr(coro, "cr_await", None) or getattr(coro, "ag_await", None)
-    return names[-1] if names else "?"
+    """The innermost chatmem functions on the stack (the statement's author and its caller).
+
+    SQLAlchemy's async layer runs the statement in a greenlet: its frames end where the greenlet
+    started, and the awaiting coroutines' frames hang below the parent greenlet's switch point."""
+    names: list[str] = []
+    frame = sys._getframe(2)
+    gr = greenlet.getcurrent()
+    while frame is not None and len(names) < 2:
+        path = frame.f_code.co_filename
+        if _ours(path):
+            names.append(f"{path.split('chatmem/')[-1]}:{frame.f_code.co_name}")
+        frame = frame.f_back
+        if frame is None and gr is not None and gr.parent is not None:
+            gr = gr.parent
+            frame = gr.gr_frame
+    return " < ".join(names) if names else "?"
 
 
 @event.listens_for(Engine, "commit")
@@ -88,7 +93,7 @@ def build():
         BY_STATEMENT.clear()
         if PROFILE is not None:
             PROFILE.clear()
-            PROFILE.append(cProfile.Profile())
+            PROFILE.append(cProfile.Profile(time.process_time))  # CPU, not waits
             PROFILE[0].enable()
         return {}
 
@@ -106,8 +111,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
     args = ap.parse_args()
+    s = get_settings()
+    # as ``chatmem serve``: its handler, its cost — and before the app is built, whose MCP server
+    # would otherwise put a (slow) Rich handler on the root logger (logging.basicConfig)
+    logs.configure(s.log_level, s.log_format)
     s, app = build()
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", proxy_headers=False)
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=args.port,
+        log_config=None,
+        log_level=s.log_level,
+        access_log=False,
+        proxy_headers=False,
+    )
 
 
 if __name__ == "__main__":
