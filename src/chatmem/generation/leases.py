@@ -60,24 +60,33 @@ async def acquire(
     ttl_ms: int,
     now: int,
 ) -> str | None:
-    """Take the lease; None on success, else the live holder's token."""
+    """Take the lease; None on success, else the live holder's token.
+
+    One statement when it is free or expired: an INSERT that, on the key of an expired lease,
+    takes that row over (``DO UPDATE … WHERE expires_at <= now``) and returns the new token; only
+    a live holder costs a second read (which token holds it)."""
+    ins = insert(c, t.conversation_generation_leases).values(
+        conversation_id=conv_id,
+        branch_key=branch_key,
+        principal_id=principal_id,
+        owner_token=token,
+        expires_at=now + ttl_ms,
+    )
+    stmt = ins.on_conflict_do_update(
+        index_elements=[L.conversation_id, L.branch_key, L.principal_id],
+        set_={"owner_token": ins.excluded.owner_token, "expires_at": ins.excluded.expires_at},
+        where=L.expires_at <= now,
+    ).returning(L.owner_token)
     key = and_(
         L.conversation_id == conv_id, L.branch_key == branch_key, L.principal_id == principal_id
     )
-    await c.execute(delete(t.conversation_generation_leases).where(key, L.expires_at <= now))
-    await c.execute(
-        insert(c, t.conversation_generation_leases)
-        .values(
-            conversation_id=conv_id,
-            branch_key=branch_key,
-            principal_id=principal_id,
-            owner_token=token,
-            expires_at=now + ttl_ms,
-        )
-        .on_conflict_do_nothing()
-    )
-    holder = (await c.execute(select(L.owner_token).where(key))).scalar()
-    return None if holder == token else holder
+    for _ in range(3):  # the holder may be released between the two (PostgreSQL): try again
+        if (await c.execute(stmt)).scalar() == token:
+            return None
+        holder = (await c.execute(select(L.owner_token).where(key))).scalar()
+        if holder is not None:
+            return holder
+    return None
 
 
 async def live_count(c: AsyncConnection, principal_id: str, now: int) -> int:
