@@ -34,7 +34,7 @@ from ..cpu import run_text
 from ..db.clock import now_ms
 from ..embeddings import cached_query, embed_query, vector_search
 from ..embeddings import service as embeddings_service
-from ..jobs.queue import enqueue
+from ..jobs.queue import Job, enqueue
 from ..projects import store as projects_store
 from ..providers.base import ChatMessage, ModelInfo
 from . import assemble as asm
@@ -412,11 +412,12 @@ async def ensure_compacted(
     )
 
 
+def compaction_job(conversation_id: str) -> Job:
+    """The after-turn compaction check (deduplicated per conversation)."""
+    return Job("compaction", {"conversation_id": conversation_id}, f"compact:{conversation_id}")
+
+
 async def enqueue_compaction(c: AsyncConnection, conversation_id: str) -> str | None:
     """Queue the after-turn compaction check (deduplicated per conversation)."""
-    return await enqueue(
-        c,
-        "compaction",
-        {"conversation_id": conversation_id},
-        dedupe_key=f"compact:{conversation_id}",
-    )
+    j = compaction_job(conversation_id)
+    return await enqueue(c, j.kind, j.payload, dedupe_key=j.dedupe_key)

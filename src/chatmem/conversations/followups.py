@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from ..context.service import enqueue_compaction
+from ..context.service import compaction_job
 from ..embeddings import schedule_embedding
-from ..jobs.queue import enqueue
+from ..jobs.queue import Job, enqueue_many
 
 FOLLOWUPS = "followups"
 MEMORY_EXTRACT = "memory.extract"
@@ -42,25 +42,30 @@ async def after_append(
     user_id: str,
     message_id: str,
     delay_ms: int = 0,
+    also: tuple[Job, ...] = (),
 ) -> None:
     """Schedule the derived work for messages just appended (in the caller's transaction):
-    at once when ``delay_ms`` is 0, else through one debounced ``followups`` job."""
+    at once when ``delay_ms`` is 0, else through one debounced ``followups`` job. ``also``: the
+    caller's own jobs, queued in the same statement (a first turn's title)."""
     payload = {"conversation_id": conversation_id, "user_id": user_id, "message_id": message_id}
     await schedule_embedding(c, conversation_id)  # debounced by the embeddings settings
     if delay_ms > 0:
-        await enqueue(
-            c, FOLLOWUPS, payload, dedupe_key=f"followups:{conversation_id}", delay_ms=delay_ms
-        )
+        window = Job(FOLLOWUPS, payload, f"followups:{conversation_id}", delay_ms)
+        await enqueue_many(c, [window, *also])
     else:
-        await schedule_now(c, payload)
+        await enqueue_many(c, [*now_jobs(payload), *also])
 
 
-async def schedule_now(c: AsyncConnection, payload: dict) -> None:
+def now_jobs(payload: dict) -> list[Job]:
     """The per-domain jobs for one conversation (each deduplicated while queued). Anything that
     must follow every append — generated or logged — is added here, once."""
     cid = payload["conversation_id"]
-    await enqueue(c, MEMORY_EXTRACT, payload, dedupe_key=f"memory:{cid}")
-    await enqueue_compaction(c, cid)
+    return [Job(MEMORY_EXTRACT, payload, f"memory:{cid}"), compaction_job(cid)]
+
+
+async def schedule_now(c: AsyncConnection, payload: dict) -> None:
+    """``now_jobs``, queued in one statement."""
+    await enqueue_many(c, now_jobs(payload))
 
 
 async def followups_job(rt, payload: dict) -> None:

@@ -23,7 +23,7 @@ from ..conversations import blocks as blk
 from ..conversations import followups, store
 from ..db import faults
 from ..db.clock import now_ms
-from ..jobs.queue import enqueue
+from ..jobs.queue import Job
 from ..observability.telemetry import TurnRecord, outcome_of
 from ..providers import errors as perr
 from ..providers.base import (
@@ -455,11 +455,11 @@ class TurnRunner:
     async def _enqueue_jobs(self, c) -> None:
         spec = self.spec
         cid = spec.conv_id
+        title = Job("title", {"conversation_id": cid}, f"title:{cid}")
         await followups.after_append(
             c,
             conversation_id=cid,
             user_id=spec.principal.id,
             message_id=spec.assistant_message_id,
+            also=(title,) if spec.first_turn else (),
         )
-        if spec.first_turn:
-            await enqueue(c, "title", {"conversation_id": cid}, dedupe_key=f"title:{cid}")

@@ -14,6 +14,8 @@ Handlers are registered by kind in ``Runtime.job_handlers`` by the composition r
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -29,6 +31,38 @@ class Permanent(Exception):
     """Raised by a handler for a failure that retrying cannot fix (the job fails at once)."""
 
 
+@dataclass(frozen=True)
+class Job:
+    """One job to queue with ``enqueue_many`` (the arguments of ``enqueue``)."""
+
+    kind: str
+    payload: dict = field(default_factory=dict)
+    dedupe_key: str | None = None
+    delay_ms: int = 0
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+
+
+def _row(job: Job, now: int) -> dict:
+    return dict(
+        id=new_id("job"),
+        kind=job.kind,
+        payload=job.payload,
+        dedupe_key=job.dedupe_key,
+        status="queued",
+        run_after=now + job.delay_ms,
+        max_attempts=job.max_attempts,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def _skip_queued(stmt):
+    """A row whose dedupe key is already queued is left out (rows without a key never are)."""
+    return stmt.on_conflict_do_nothing(
+        index_elements=["dedupe_key"], index_where=text("status = 'queued'")
+    )
+
+
 async def enqueue(
     c: AsyncConnection,
     kind: str,
@@ -39,23 +73,18 @@ async def enqueue(
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
 ) -> str | None:
     """Insert a queued job; returns its id, or None when an equal dedupe key is already queued."""
-    now = now_ms()
-    jid = new_id("job")
-    values = dict(
-        id=jid,
-        kind=kind,
-        payload=payload,
-        dedupe_key=dedupe_key,
-        status="queued",
-        run_after=now + delay_ms,
-        max_attempts=max_attempts,
-        created_at=now,
-        updated_at=now,
-    )
+    job = Job(kind, payload, dedupe_key, delay_ms, max_attempts)
+    values = _row(job, now_ms())
     stmt = insert(c, t.jobs).values(**values)
     if dedupe_key is not None:
-        stmt = stmt.on_conflict_do_nothing(
-            index_elements=["dedupe_key"], index_where=text("status = 'queued'")
-        )
+        stmt = _skip_queued(stmt)
     res = await c.execute(stmt)
-    return jid if res.rowcount == 1 else None
+    return values["id"] if res.rowcount == 1 else None
+
+
+async def enqueue_many(c: AsyncConnection, jobs: list[Job]) -> None:
+    """Queue several jobs in one multi-row INSERT (what a finished turn schedules), each skipped
+    as ``enqueue`` would skip it when its dedupe key is already queued."""
+    if jobs:
+        now = now_ms()
+        await c.execute(_skip_queued(insert(c, t.jobs).values([_row(j, now) for j in jobs])))
