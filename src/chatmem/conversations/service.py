@@ -108,8 +108,7 @@ async def create_conversation(
         )
         if body.model:
             values["model_id"] = body.model
-        cid = await store.insert_conversation(c, p.id, **values)
-        row = await store.get_conversation(c, p.id, cid)
+        row = await store.insert_conversation_row(c, p.id, **values)
     return conversation_out(row)
 
 

@@ -67,14 +67,16 @@ async def inline_anchor(c: AsyncConnection, user_id: str, source_conv: str, mid:
 
 
 async def insert_conversation(c: AsyncConnection, user_id: str, **values) -> str:
+    return (await insert_conversation_row(c, user_id, **values)).id
+
+
+async def insert_conversation_row(c: AsyncConnection, user_id: str, **values):
+    """Insert a conversation and give its stored row (INSERT … RETURNING, no read-back)."""
     now = values.pop("now", None) or now_ms()
-    cid = new_id("c")
-    await c.execute(
-        insert(t.conversations).values(
-            id=cid, user_id=user_id, created_at=now, updated_at=now, **values
-        )
+    stmt = insert(t.conversations).values(
+        id=new_id("c"), user_id=user_id, created_at=now, updated_at=now, **values
     )
-    return cid
+    return (await c.execute(stmt.returning(*t.conversations.c))).one()
 
 
 def _authored(conv, speaker: str, extra: dict) -> str:
