@@ -622,7 +622,7 @@ async def test_before_turn_hook_and_python_api(db_url):
         rt = application.state.runtime
         seen = []
 
-        async def hook(rt_, principal, conv_id, user_message_id):
+        async def hook(rt_, principal, conv_id, user_message_id, **_):
             seen.append((principal.id, conv_id, user_message_id))
 
         rt.before_turn = hook

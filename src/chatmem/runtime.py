@@ -43,10 +43,18 @@ class Service(Protocol):
 
 class BeforeTurn(Protocol):
     """Runs after the user message is written and before the turn's context is built (memory's
-    "remember …"/"forget …" chat commands); returns a small report. Must not raise."""
+    "remember …"/"forget …" chat commands); returns a small report. Must not raise.
+    ``user_text``: the message's visible text when the caller has it (a new turn does), so a hook
+    may skip reading the message back for the common case, a message that is no command."""
 
     async def __call__(
-        self, rt: Runtime, principal: Principal, conv_id: str, user_message_id: str
+        self,
+        rt: Runtime,
+        principal: Principal,
+        conv_id: str,
+        user_message_id: str,
+        *,
+        user_text: str | None = None,
     ) -> dict: ...
 
 

@@ -134,6 +134,7 @@ def _launch(
     start_event: dict,
     now: int,
     request: TurnRequest | None = None,
+    user_text: str | None = None,
 ) -> None:
     g = rt.generation
     spec = TurnSpec(
@@ -147,6 +148,7 @@ def _launch(
         first_turn=first_turn,
         run_hook=run_hook,
         started_ms=now,
+        user_text=user_text,
     )
     g.track(TurnRunner(rt, g, spec, ev.LiveLog(mid, [start_event], g.flusher.poke)))
 
@@ -206,7 +208,8 @@ async def start_turn(
             c, conv, parent_id=parent, role="user", blocks=blocks, user_id=p.id, now=now, **extra
         )
         _, start = await _placeholder(c, conv, urow.id, p, info, mid, urow.id, now)
-    _launch(rt, p, conv_id, urow.id, mid, info, token, first_turn, True, start, now, request)
+    text = blk.visible_text(blocks)
+    _launch(rt, p, conv_id, urow.id, mid, info, token, first_turn, True, start, now, request, text)
     return TurnIds(conv_id, urow.id, mid)
 
 

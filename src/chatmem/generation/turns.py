@@ -80,6 +80,8 @@ class TurnSpec:
     run_hook: bool
     started_ms: int
     request: TurnRequest | None = None
+    #: the user message's visible text when the turn wrote it (start_turn): the hook needs no read
+    user_text: str | None = None
 
 
 def _with_client_system(messages: list[ChatMessage], req: TurnRequest | None) -> list:
@@ -213,7 +215,9 @@ class TurnRunner:
     async def _prepare(self):
         rt, spec = self.rt, self.spec
         if rt.before_turn is not None and spec.run_hook:
-            await rt.before_turn(rt, spec.principal, spec.conv_id, spec.user_message_id)
+            await rt.before_turn(
+                rt, spec.principal, spec.conv_id, spec.user_message_id, user_text=spec.user_text
+            )
         compacted = await self._compact_first()
         await context_service.warm_query(
             rt,

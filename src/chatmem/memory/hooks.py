@@ -275,9 +275,14 @@ async def extract_job(rt, payload: dict) -> None:
 # ── "remember …" / "forget …" before the turn ───────────────────────────────────────────────────
 
 
-async def before_turn(rt, principal, conv_id: str, user_message_id: str) -> dict:
+async def before_turn(
+    rt, principal, conv_id: str, user_message_id: str, *, user_text: str | None = None
+) -> dict:
     """Handle a chat command in the just-written user message; returns what was done. Memory
-    never breaks a turn: a failure is logged and reported, and the turn goes on."""
+    never breaks a turn: a failure is logged and reported, and the turn goes on. With
+    ``user_text`` given, a message that is no command costs no database read."""
+    if user_text is not None and parse_command(user_text) is None:
+        return {"remembered": [], "forgotten": []}
     try:
         return await _before_turn(rt, principal, conv_id, user_message_id)
     except Exception as e:
