@@ -116,14 +116,22 @@ async def insert_message(
     move_leaf: bool = True,
     now: int | None = None,
     created_at: int | None = None,
+    parent_depth: int | None = None,
+    touch: bool = True,
     **extra,
 ):
     """Append one message under ``parent_id`` (validated to be in the conversation), dated
     ``created_at`` (default ``now``: imported history keeps its own dates, so times along a path
-    need not grow). ``last_message_at`` is the newest message time, never moved backwards."""
+    need not grow). ``last_message_at`` is the newest message time, never moved backwards.
+    ``parent_depth``: the parent's depth when the caller holds the parent's row (it just wrote
+    or checked it in this transaction), which spares reading it again. ``touch=False``: the
+    conversation row is left to the caller (``touch_conversation``, once for several messages)."""
     now = now or now_ms()
     created_at = now if created_at is None else created_at
-    depth = await _child_depth(c, conv.id, parent_id)
+    if parent_depth is None or parent_id is None:
+        depth = await _child_depth(c, conv.id, parent_id)
+    else:
+        depth = parent_depth + 1
     mid = extra.pop("id", None) or new_id("msg")
     user_id = _authored(conv, user_id, extra)
     # RETURNING hands back the stored row (defaults included) with the INSERT: no re-read
@@ -146,15 +154,29 @@ async def insert_message(
         .returning(*t.messages.c)
     )
     stored = row.one()
+    if touch:
+        leaf = mid if move_leaf else None
+        await touch_conversation(c, conv.id, added=1, created_at=created_at, now=now, leaf=leaf)
+    return stored
+
+
+async def touch_conversation(
+    c: AsyncConnection, conv_id: str, *, added: int, created_at: int, now: int, leaf: str | None
+) -> None:
+    """Count ``added`` new messages (the newest dated ``created_at``) and, given ``leaf``, make it
+    the active leaf: the conversation-row half of ``insert_message``."""
     newest = case(
         (or_(C.last_message_at.is_(None), C.last_message_at < created_at), created_at),
         else_=C.last_message_at,
     )
-    values = {"message_count": C.message_count + 1, "last_message_at": newest, "updated_at": now}
-    if move_leaf:
-        values["active_leaf_id"] = mid
-    await c.execute(update(t.conversations).where(C.id == conv.id).values(**values))
-    return stored
+    values = {
+        "message_count": C.message_count + added,
+        "last_message_at": newest,
+        "updated_at": now,
+    }
+    if leaf is not None:
+        values["active_leaf_id"] = leaf
+    await c.execute(update(t.conversations).where(C.id == conv_id).values(**values))
 
 
 def _path_cte(conv_id: str, start: str, limit: int, cols: tuple[str, ...] = ("id", "parent_id")):

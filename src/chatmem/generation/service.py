@@ -84,17 +84,21 @@ async def _check_capacity(c, rt, p: Principal, now: int) -> None:
 async def _placeholder(
     c,
     conv,
-    parent_id: str,
+    parent,
     p: Principal,
     model: ModelInfo,
     mid: str,
     user_id_for_event: str,
     now: int,
+    added: int = 1,
 ):
+    """The assistant row (streaming) under ``parent`` (the user message's row) and its first
+    event; the conversation counts ``added`` new messages (2: the user's, written untouched)."""
     row = await store.insert_message(
         c,
         conv,
-        parent_id=parent_id,
+        parent_id=parent.id,
+        parent_depth=parent.depth,
         role="assistant",
         blocks=[],
         user_id=p.id,
@@ -105,7 +109,9 @@ async def _placeholder(
         model_label=model.label,
         fast=int(model.fast),
         now=now,
+        touch=False,
     )
+    await store.touch_conversation(c, conv.id, added=added, created_at=now, now=now, leaf=mid)
     start = {
         "seq": 1,
         "type": "message_start",
@@ -175,17 +181,7 @@ async def start_turn(
         info = rt.providers.resolve(model or conv.model_id or None)
         explicit = parent_id is not None or branch
         parent = parent_id if explicit else conv.active_leaf_id
-        if parent is not None:
-            prow = await _message_in(c, conv_id, parent)
-            # another member's answer still streaming does not block a shared conversation: the
-            # new question follows it (the context has the answer as far as it got)
-            others = bool(prow.author_id) and prow.author_id != p.id and not explicit
-            if prow.role == "assistant" and prow.status == "streaming" and not others:
-                raise Conflict(
-                    "the message you are replying to is still being generated",
-                    code="parent_streaming",
-                    details={"message_id": prow.id},
-                )
+        prow = None if parent is None else await _reply_parent(c, conv_id, parent, p, explicit)
         await _check_capacity(c, rt, p, now)
         mid = new_id("msg")
         token = f"{mid}:{secret_token(18)}"
@@ -204,13 +200,32 @@ async def start_turn(
             await leases.acquire(c, conv_id, f"{key}/{mid}", p.id, token, ttl, now)
         first_turn = conv.message_count == 0
         extra: dict[str, Any] = {"metadata": metadata} if metadata else {}
+        if prow is not None:  # checked above: in this conversation
+            extra["parent_depth"] = prow.depth
+        extra["touch"] = False  # the placeholder's update counts both
         urow = await store.insert_message(
             c, conv, parent_id=parent, role="user", blocks=blocks, user_id=p.id, now=now, **extra
         )
-        _, start = await _placeholder(c, conv, urow.id, p, info, mid, urow.id, now)
+        _, start = await _placeholder(c, conv, urow, p, info, mid, urow.id, now, added=2)
     text = blk.visible_text(blocks)
     _launch(rt, p, conv_id, urow.id, mid, info, token, first_turn, True, start, now, request, text)
     return TurnIds(conv_id, urow.id, mid)
+
+
+async def _reply_parent(c, conv_id: str, parent: str, p: Principal, explicit: bool):
+    """The row a new user message is written under: in the conversation, and not an answer of
+    the caller's still streaming (409)."""
+    prow = await _message_in(c, conv_id, parent)
+    # another member's answer still streaming does not block a shared conversation: the new
+    # question follows it (the context has the answer as far as it got)
+    others = bool(prow.author_id) and prow.author_id != p.id and not explicit
+    if prow.role == "assistant" and prow.status == "streaming" and not others:
+        raise Conflict(
+            "the message you are replying to is still being generated",
+            code="parent_streaming",
+            details={"message_id": prow.id},
+        )
+    return prow
 
 
 async def _is_edit(c, running_mid: str, blocks: list[dict]) -> bool:
@@ -265,7 +280,7 @@ async def regenerate(
                 code="generation_in_progress",
                 details={"message_id": leases.message_of(holder)},
             )
-        _, start = await _placeholder(c, conv, user.id, p, info, mid, user.id, now)
+        _, start = await _placeholder(c, conv, user, p, info, mid, user.id, now)
     _launch(rt, p, conv_id, user.id, mid, info, token, False, False, start, now)
     return TurnIds(conv_id, user.id, mid)
 
