@@ -387,19 +387,39 @@ async def ensure_compacted(
     """Compact inline now if the next turn would need it (call outside any transaction)."""
     async with rt.db.read() as c:
         conv = await store.get_conversation(c, user_id, conversation_id)
-        pol, counter, tail, out = await _assemble(
-            c,
-            settings=rt.settings,
-            conv=conv,
-            parent_id=parent_id,
-            model=model,
-            principal=None,
-            rt=None,
-            blocks=list(conv.summary_blocks or []),
+        needed = await inline_compaction_needed(
+            c, settings=rt.settings, conv=conv, parent_id=parent_id, model=model
         )
-        d = _decide(pol, counter, tail, out)
-    if not (d.needed and d.inline):
+    if not needed:
         return None
+    return await compact_inline(
+        rt, conversation_id=conversation_id, user_id=user_id, parent_id=parent_id, model=model
+    )
+
+
+async def inline_compaction_needed(
+    c: AsyncConnection, *, settings, conv, parent_id: str | None, model: ModelInfo
+) -> bool:
+    """Whether the turn answering ``parent_id`` must compact inline first (``ensure_compacted``'s
+    check, in the caller's transaction: a turn reads it with its context when it is not)."""
+    pol, counter, tail, out = await _assemble(
+        c,
+        settings=settings,
+        conv=conv,
+        parent_id=parent_id,
+        model=model,
+        principal=None,
+        rt=None,
+        blocks=list(conv.summary_blocks or []),
+    )
+    d = _decide(pol, counter, tail, out)
+    return bool(d.needed and d.inline)
+
+
+async def compact_inline(
+    rt, *, conversation_id: str, user_id: str, parent_id: str | None, model: ModelInfo
+) -> cp.Result | None:
+    """The inline compaction itself (a model call: outside any transaction)."""
     return await cp.compact(
         rt.db,
         conversation_id=conversation_id,

@@ -213,29 +213,30 @@ class TurnRunner:
         return ("error", "error", "provider_crashed", TURN_ERRORS["provider_crashed"])
 
     async def _prepare(self):
+        """The context, in one read transaction with the inline-compaction check when no
+        compaction is due (the common case); else compact first and read it again."""
         rt, spec = self.rt, self.spec
         if rt.before_turn is not None and spec.run_hook:
             await rt.before_turn(
                 rt, spec.principal, spec.conv_id, spec.user_message_id, user_text=spec.user_text
             )
-        compacted = await self._compact_first()
         await context_service.warm_query(
             rt,
             user_id=spec.principal.id,
             conversation_id=spec.conv_id,
             message_id=spec.user_message_id,
         )
+        compacted = ctx = None
         async with rt.db.read() as c:
             conv = await store.get_conversation(c, spec.principal.id, spec.conv_id)
-            ctx = await context_service.build_turn_context(
-                c,
-                conv=conv,
-                settings=rt.settings,
-                parent_id=spec.user_message_id,
-                model=spec.model,
-                principal=spec.principal,
-                rt=rt,
-            )
+            due = await self._compaction_due(c, conv)
+            if due is False:
+                ctx = await self._context(c, conv)
+        if ctx is None:
+            compacted = await self._compact_first() if due else None
+            async with rt.db.read() as c:
+                conv = await store.get_conversation(c, spec.principal.id, spec.conv_id)
+                ctx = await self._context(c, conv)
         context_service.record_compaction(ctx.report, compacted)
         self.report = ctx.report or {}
         self.context_tokens = int(self.report.get("total_tokens") or 0) or sum(
@@ -243,16 +244,43 @@ class TurnRunner:
         )
         return _with_client_system(ctx.messages, spec.request)
 
+    async def _context(self, c, conv):
+        spec = self.spec
+        return await context_service.build_turn_context(
+            c,
+            conv=conv,
+            settings=self.rt.settings,
+            parent_id=spec.user_message_id,
+            model=spec.model,
+            principal=spec.principal,
+            rt=self.rt,
+        )
+
+    async def _compaction_due(self, c, conv) -> bool | None:
+        """Whether to compact inline before the context is read; None when the check failed
+        (the turn goes on without compacting, in a fresh transaction)."""
+        if not self.rt.settings.inline_compaction:
+            return False
+        try:
+            return await context_service.inline_compaction_needed(
+                c,
+                settings=self.rt.settings,
+                conv=conv,
+                parent_id=self.spec.user_message_id,
+                model=self.spec.model,
+            )
+        except Exception:
+            log.exception("turn %s: inline compaction failed", self.spec.assistant_message_id)
+            return None
+
     async def _compact_first(self):
         """Inline compaction, before any connection is held for the context read; a ``compaction``
         event tells the client. A failed summary never fails the turn (the assembler still fits
         the window by dropping the oldest history)."""
-        if not self.rt.settings.inline_compaction:
-            return None
         spec = self.spec
         t0 = time.monotonic()
         try:
-            res = await context_service.ensure_compacted(
+            res = await context_service.compact_inline(
                 self.rt,
                 conversation_id=spec.conv_id,
                 user_id=spec.principal.id,
