@@ -141,7 +141,7 @@ KEY_TOUCH_MS = 60_000
 
 
 async def principal_for_key(db: Database, key: str) -> Principal:
-    async with db.read() as c:
+    async with db.read_once() as c:  # one statement: no transaction round trips
         row = await store.user_for_key(c, digest(key))
     if row is None:
         raise Unauthorized("invalid or revoked API key")
@@ -153,7 +153,7 @@ async def principal_for_key(db: Database, key: str) -> Principal:
 
 
 async def principal_for_session(db: Database, token: str) -> Principal:
-    async with db.read() as c:
+    async with db.read_once() as c:
         row = await store.user_for_session(c, digest(token), now_ms())
     if row is None:
         raise Unauthorized("session expired; log in again")

@@ -116,13 +116,30 @@ class Database:
         @event.listens_for(sync_engine, "begin")
         def _on_begin(conn):  # pragma: no cover - exercised by every test
             mode = conn.info.pop("chatmem_begin", "BEGIN")
-            conn.exec_driver_sql(mode)
+            if mode:  # "" = no transaction (read_once)
+                conn.exec_driver_sql(mode)
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """A read transaction (never blocks the writer on SQLite's WAL)."""
         async with self.engine.connect() as conn, conn.begin():
             yield conn
+
+    @asynccontextmanager
+    async def read_once(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for ONE read statement, outside any transaction (a statement is its own
+        snapshot): no BEGIN/COMMIT around it — the per-request key or session lookup. Never for
+        two statements that must agree with each other."""
+        async with self.engine.connect() as conn:
+            if self.sqlite:
+                sync = conn.sync_connection
+                assert sync is not None
+                sync.info["chatmem_begin"] = ""  # pysqlite runs it in autocommit mode
+                async with conn.begin():
+                    yield conn
+                return
+            # reset to the pool's level when the connection goes back
+            yield await conn.execution_options(isolation_level="AUTOCOMMIT")
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
