@@ -218,20 +218,22 @@ def _history(rows: list[gather.PathRow]) -> list[asm.HistoryItem]:
     ]
 
 
-async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, blocks):
+async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, blocks, tail=None):
+    """``tail``: the one an earlier ``_assemble`` of the same turn read in this transaction."""
     pol, budgets = budgets_for(settings, model)
     counter = counter_for(model.encoding)
     static = await _static_sections(c, settings, conv)
-    tail = await gather.read_tail(
-        c,
-        conv.id,
-        parent_id,
-        blocks,
-        count=counter.count,
-        max_tokens=pol.limit,
-        keep_start=True,
-        prime=counter.prime,
-    )
+    if tail is None:
+        tail = await gather.read_tail(
+            c,
+            conv.id,
+            parent_id,
+            blocks,
+            count=counter.count,
+            max_tokens=pol.limit,
+            keep_start=True,
+            prime=counter.prime,
+        )
     history = _history(tail.rows)
     query = next((h.text for h in reversed(history) if h.role == "user"), "")
     mem, mem_error = await _memories(
@@ -331,11 +333,13 @@ async def build_turn_context(
     model: ModelInfo,
     principal,
     rt=None,
+    tail: gather.Tail | None = None,
 ) -> TurnContext:
     """Provider messages and the context report for the turn answering ``parent_id``. It never
     compacts (that would hold ``c`` across a model call): ``report["compaction"]`` says whether
     compaction is needed; call ``ensure_compacted`` before opening the transaction, as a turn
-    does, to compact first."""
+    does, to compact first. ``tail``: what ``inline_compaction_needed`` read in this
+    transaction (the same walk up the path, not read twice)."""
     blocks = list(conv.summary_blocks or [])
     pol, counter, tail, out = await _assemble(
         c,
@@ -346,6 +350,7 @@ async def build_turn_context(
         principal=principal,
         rt=rt,
         blocks=blocks,
+        tail=tail,
     )
     d = _decide(pol, counter, tail, out)
     info = {"needed": d.needed, "inline": d.inline, "reason": d.reason, "ran": False}
@@ -387,7 +392,7 @@ async def ensure_compacted(
     """Compact inline now if the next turn would need it (call outside any transaction)."""
     async with rt.db.read() as c:
         conv = await store.get_conversation(c, user_id, conversation_id)
-        needed = await inline_compaction_needed(
+        needed, _ = await inline_compaction_needed(
             c, settings=rt.settings, conv=conv, parent_id=parent_id, model=model
         )
     if not needed:
@@ -399,9 +404,10 @@ async def ensure_compacted(
 
 async def inline_compaction_needed(
     c: AsyncConnection, *, settings, conv, parent_id: str | None, model: ModelInfo
-) -> bool:
+) -> tuple[bool, gather.Tail]:
     """Whether the turn answering ``parent_id`` must compact inline first (``ensure_compacted``'s
-    check, in the caller's transaction: a turn reads it with its context when it is not)."""
+    check, in the caller's transaction: a turn reads it with its context when it is not), and
+    the tail it read (``build_turn_context(tail=)`` in the same transaction)."""
     pol, counter, tail, out = await _assemble(
         c,
         settings=settings,
@@ -413,7 +419,7 @@ async def inline_compaction_needed(
         blocks=list(conv.summary_blocks or []),
     )
     d = _decide(pol, counter, tail, out)
-    return bool(d.needed and d.inline)
+    return bool(d.needed and d.inline), tail
 
 
 async def compact_inline(

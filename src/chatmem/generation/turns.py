@@ -229,9 +229,9 @@ class TurnRunner:
         compacted = ctx = None
         async with rt.db.read() as c:
             conv = await store.get_conversation(c, spec.principal.id, spec.conv_id)
-            due = await self._compaction_due(c, conv)
+            due, tail = await self._compaction_due(c, conv)
             if due is False:
-                ctx = await self._context(c, conv)
+                ctx = await self._context(c, conv, tail)
         if ctx is None:
             compacted = await self._compact_first() if due else None
             async with rt.db.read() as c:
@@ -244,7 +244,7 @@ class TurnRunner:
         )
         return _with_client_system(ctx.messages, spec.request)
 
-    async def _context(self, c, conv):
+    async def _context(self, c, conv, tail=None):
         spec = self.spec
         return await context_service.build_turn_context(
             c,
@@ -254,13 +254,14 @@ class TurnRunner:
             model=spec.model,
             principal=spec.principal,
             rt=self.rt,
+            tail=tail,
         )
 
-    async def _compaction_due(self, c, conv) -> bool | None:
-        """Whether to compact inline before the context is read; None when the check failed
-        (the turn goes on without compacting, in a fresh transaction)."""
+    async def _compaction_due(self, c, conv) -> tuple[bool | None, Any]:
+        """Whether to compact inline before the context is read (None when the check failed: the
+        turn goes on without compacting, in a fresh transaction), and the tail it read."""
         if not self.rt.settings.inline_compaction:
-            return False
+            return False, None
         try:
             return await context_service.inline_compaction_needed(
                 c,
@@ -271,7 +272,7 @@ class TurnRunner:
             )
         except Exception:
             log.exception("turn %s: inline compaction failed", self.spec.assistant_message_id)
-            return None
+            return None, None
 
     async def _compact_first(self):
         """Inline compaction, before any connection is held for the context read; a ``compaction``
