@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import and_, delete, insert, or_, select, text, update
+from sqlalchemy import Integer, and_, delete, insert, literal, or_, select, text, union_all, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
@@ -565,27 +565,32 @@ async def injectable_top(
     """id → row: the top ACTIVE and QUERY_DEPENDENT rows by importance/recency, then constraints.
 
     Three index range reads (``idx_memories_inject`` per status, ``idx_memories_user_type_status``
-    for constraints): the work does not grow with the number of memories a user has.
+    for constraints), sent as one statement (a UNION ALL of the three bounded parts, in that
+    order): the work does not grow with the number of memories a user has.
     """
     scope, valid = _inject_scope(agent_id, now)
-    found: dict = {}
-    for status in (pol.ACTIVE, pol.QUERY_DEPENDENT):
-        q = (
-            select(*INJECT_COLS)
-            .where(owner_cond(user_id), MEM.status == status, scope, valid)
-            .order_by(MEM.importance.desc(), MEM.updated_at.desc())
-            .limit(per_status)
-        )
-        for r in (await c.execute(q)).all():
-            found[r.id] = r
-    q = (
-        select(*INJECT_COLS)
+    order = (MEM.importance.desc(), MEM.updated_at.desc())
+    parts = [
+        select(*INJECT_COLS, literal(i, Integer).label("part"))
+        .where(owner_cond(user_id), MEM.status == status, scope, valid)
+        .order_by(*order)
+        .limit(per_status)
+        for i, status in enumerate((pol.ACTIVE, pol.QUERY_DEPENDENT))
+    ]
+    parts.append(
+        select(*INJECT_COLS, literal(2, Integer).label("part"))
         .where(_injectable(user_id, agent_id, now), MEM.memory_type.in_(constraint_types))
-        .order_by(MEM.importance.desc(), MEM.updated_at.desc())
+        .order_by(*order)
         .limit(constraint_limit)
     )
+    # each part is a subquery: SQLite allows no ORDER BY / LIMIT on a compound's own members
+    top = union_all(*(select(*p.subquery(f"p{i}").c) for i, p in enumerate(parts))).subquery()
+    q = select(*(top.c[col.name] for col in INJECT_COLS)).order_by(
+        top.c.part, top.c.importance.desc(), top.c.updated_at.desc()
+    )
+    found: dict = {}
     for r in (await c.execute(q)).all():
-        found[r.id] = r
+        found.setdefault(r.id, r)
     return found
 
 
