@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from chatmem.conversations import blocks as blk
@@ -77,3 +79,63 @@ def test_blocks_normalize_and_visible_text():
     ):
         with pytest.raises(blk.BlockError):
             blk.normalize(bad)
+
+
+def _grow(parents: list[int | None]):
+    """Jump pointers of a tree given as parent indices (each parent before its children)."""
+    depth, jump = [], []
+    for p in parents:
+        if p is None:
+            depth.append(0)
+            jump.append((None, None))
+            continue
+        pj = jump[p]
+        jj = jump[int(pj[0])] if pj[0] is not None else (None, None)
+        j = dag.jump_for(str(p), depth[p], pj, jj)
+        depth.append(depth[p] + 1)
+        jump.append(j)
+    return depth, jump
+
+
+def _ancestor(parents, depth, jump, v: int, d: int) -> tuple[int, int]:
+    """(the ancestor of v at depth d, steps taken) with dag.level_ancestor_step."""
+    steps = 0
+    while depth[v] > d:
+        nxt = dag.level_ancestor_step(depth[v], str(parents[v]), jump[v], d)
+        v = int(nxt)
+        steps += 1
+    return v, steps
+
+
+def test_jump_pointers_reach_any_ancestor_in_log_steps():
+    """A 10,000-deep chain: every pointer is an ancestor at its depth, and the walk from the leaf
+    to any depth takes O(log depth) steps (what makes a switch near the root cheap)."""
+    n = 10_000
+    parents: list[int | None] = [None, *range(n - 1)]
+    depth, jump = _grow(parents)
+    for v in range(n):
+        j, jd = jump[v]
+        assert j is None or (int(j) < v and depth[int(j)] == jd)  # in a chain: an ancestor
+    worst = 0
+    for d in range(0, n, 37):
+        a, steps = _ancestor(parents, depth, jump, n - 1, d)
+        assert a == d
+        worst = max(worst, steps)
+    assert worst <= 3 * n.bit_length()
+
+
+def test_jump_pointers_on_random_trees():
+    """On random trees the walk lands on the true ancestor (checked against parent steps)."""
+    rnd = random.Random(18)
+    for _ in range(30):
+        parents: list[int | None] = [None]
+        for i in range(1, 300):
+            parents.append(rnd.choice([i - 1, i - 1, i - 1, rnd.randrange(i)]))
+        depth, jump = _grow(parents)
+        for _ in range(50):
+            v = rnd.randrange(len(parents))
+            d = rnd.randint(0, depth[v])
+            slow = v
+            while depth[slow] > d:
+                slow = parents[slow]
+            assert _ancestor(parents, depth, jump, v, d)[0] == slow

@@ -25,6 +25,7 @@ from sqlalchemy import select
 
 from chatmem.app import create_app
 from chatmem.auth import service as auth_service
+from chatmem.conversations import store
 from chatmem.db import schema as t
 
 from .conftest import make_settings
@@ -261,7 +262,14 @@ class TreeMachine(RuleBasedStateMachine):
                 rows = (
                     await c.execute(
                         select(
-                            M.id, M.parent_id, M.depth, M.role, M.search_text, M.created_at
+                            M.id,
+                            M.parent_id,
+                            M.depth,
+                            M.role,
+                            M.search_text,
+                            M.created_at,
+                            M.jump_id,
+                            M.jump_depth,
                         ).where(M.conversation_id == cid)
                     )
                 ).all()
@@ -275,6 +283,17 @@ class TreeMachine(RuleBasedStateMachine):
             return rows, conv
 
         return self.run(read())
+
+    def newest_leaves(self, cid: str, ids: list[str], by_id: dict):
+        async def compare():
+            async with self.ctx["db"].read() as c:
+                for mid in ids:
+                    fast = await store.newest_by_jumps(c, cid, mid, by_id[mid].depth)
+                    walk = await store.newest_descendant_walk(c, cid, mid)
+                    assert fast == walk, (mid, fast, walk)
+            return True
+
+        return compare()
 
     def check(self, cid: str) -> None:
         tree = self.trees[cid]
@@ -293,6 +312,12 @@ class TreeMachine(RuleBasedStateMachine):
                 x = by_id[x.parent_id]  # parents are rows of this conversation
                 dist += 1
             assert r.depth == dist, (r.id, r.depth, dist)
+            # the jump pointer is an ancestor, at its current depth (what switching relies on)
+            if r.jump_id is not None:
+                above = (seen - {r.id}) | {x.id}  # x is the root
+                assert r.jump_id in above and by_id[r.jump_id].depth == r.jump_depth, r
+        # the newest-leaf search over the pointers answers as the full walk of each subtree
+        assert self.run(self.newest_leaves(cid, [r.id for r in rows], by_id))
         # the active leaf
         if rows:
             assert conv.active_leaf_id in by_id

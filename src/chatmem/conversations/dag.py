@@ -81,3 +81,36 @@ def plan_round_delete(
 
 def streaming_in(nodes: Iterable[Node]) -> list[str]:
     return [n.id for n in nodes if n.status == "streaming"]
+
+
+#: (id, depth) of a message's jump pointer; ``None`` id = the message itself
+Jump = tuple[str | None, int | None]
+
+
+def jump_for(parent: str, parent_depth: int, parent_jump: Jump, jump_jump: Jump) -> Jump:
+    """The jump pointer of a new child of ``parent``: skew-binary jumps (Myers 1983).
+
+    Each message points at an ancestor; from any message, ancestors are reached in O(log depth)
+    jumps (``level_ancestor_steps`` is the walk). ``parent_jump`` is the parent's pointer and
+    ``jump_jump`` the pointer of that ancestor; a ``None`` id means "itself" (roots, rows written
+    before migration 0018), so an old row acts like a root for the pointers built below it. The
+    rule: when the parent's jump and its jump's jump span equal lengths, jump over both, else
+    point at the parent.
+    """
+    j, jd = parent_jump if parent_jump[0] is not None else (parent, parent_depth)
+    jj, jjd = jump_jump if jump_jump[0] is not None else (j, jd)
+    if jd is not None and jjd is not None and parent_depth - jd == jd - jjd:
+        return jj, jjd
+    return parent, parent_depth
+
+
+def level_ancestor_step(
+    depth: int, parent_id: str | None, jump: Jump, target_depth: int
+) -> str | None:
+    """The next message on the way up from a message at ``depth`` to its ancestor at
+    ``target_depth``: the jump when it does not overshoot (and is not the message itself), else
+    the parent. The SQL walk in ``store.newest_descendant`` applies the same rule."""
+    jid, jd = jump
+    if jid is not None and jd is not None and target_depth <= jd < depth:
+        return jid
+    return parent_id

@@ -392,11 +392,6 @@ async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 
         start = conv.active_leaf_id
         if body.message_id:
             start = (await store.get_message(c, cid, body.message_id)).id
-        count, busy, newest = await store.path_summary(c, cid, start, limit)
-        if busy:
-            raise Conflict(
-                "cannot fork while a message on the path is streaming", code="message_streaming"
-            )
         new_id_ = await store.insert_conversation(
             c,
             p.id,
@@ -411,7 +406,12 @@ async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 
         )
         new_conv = await store.get_conversation(c, p.id, new_id_)
         if start is not None:
-            await store.copy_path(c, cid, start, count, newest, new_conv, p.id)
+            _, busy = await store.copy_path(c, cid, start, limit, new_conv, p.id)
+            if busy:  # raised before the commit: the copy is rolled back with the conversation
+                raise Conflict(
+                    "cannot fork while a message on the path is streaming",
+                    code="message_streaming",
+                )
         await schedule_embedding(c, new_id_)
         new_conv = await store.get_conversation(c, p.id, new_id_)
     return conversation_out(new_conv)

@@ -7,10 +7,13 @@ same transaction as the rows they count.
 
 from __future__ import annotations
 
+import itertools
+
 from sqlalchemy import (
     BigInteger,
     Integer,
     and_,
+    bindparam,
     case,
     delete,
     func,
@@ -19,6 +22,7 @@ from sqlalchemy import (
     or_,
     select,
     text,
+    tuple_,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -89,19 +93,45 @@ def _authored(conv, speaker: str, extra: dict) -> str:
     return conv.user_id
 
 
-async def _child_depth(c: AsyncConnection, conv_id: str, parent_id: str | None) -> int:
-    """The depth of a new child of ``parent_id`` (0 for a root); the parent must be in the
-    conversation."""
+async def _child_place(c: AsyncConnection, conv_id: str, parent_id: str | None) -> dict:
+    """The ``depth`` and jump pointer (``dag.jump_for``) of a new child of ``parent_id`` (depth 0
+    and no pointer for a root); the parent must be in the conversation. One statement: the
+    parent's row joined with its jump's row."""
     if parent_id is None:
-        return 0
-    prow = (await c.execute(select(M.conversation_id, M.depth).where(M.id == parent_id))).first()
-    if prow is None or prow.conversation_id != conv_id:
+        return {"depth": 0}
+    j = t.messages.alias("j")
+    q = (
+        select(M.conversation_id, M.depth, M.jump_id, M.jump_depth, j.c.jump_id, j.c.jump_depth)
+        .outerjoin(j, j.c.id == M.jump_id)
+        .where(M.id == parent_id)
+    )
+    prow = (await c.execute(q)).first()
+    if prow is None or prow[0] != conv_id:
         raise Unprocessable(
             "parent message not found in this conversation",
             code="invalid_parent",
             details={"parent_id": parent_id},
         )
-    return prow.depth + 1
+    jump = dag.jump_for(parent_id, prow[1], (prow[2], prow[3]), (prow[4], prow[5]))
+    return {"depth": prow[1] + 1, "jump_id": jump[0], "jump_depth": jump[1]}
+
+
+def _held_place(parent_id: str, parent_depth: int, parent_jump: dag.Jump) -> dict:
+    """``_child_place`` when the caller holds the parent's row: the one thing ``dag.jump_for``
+    still needs, the pointer of the parent's jump, is read inside the INSERT (scalar
+    subqueries), so no statement is added."""
+    pj, pjd = parent_jump
+    if pj is None or pjd is None:  # the parent has no pointer: point at it (``jump_for``)
+        return {"depth": parent_depth + 1, "jump_id": parent_id, "jump_depth": parent_depth}
+    j = t.messages.alias("j")
+    jj = func.coalesce(select(j.c.jump_id).where(j.c.id == pj).scalar_subquery(), pj)
+    jjd = func.coalesce(select(j.c.jump_depth).where(j.c.id == pj).scalar_subquery(), pjd)
+    over = literal(pjd - (parent_depth - pjd), BigInteger) == jjd  # equal spans: jump over both
+    return {
+        "depth": parent_depth + 1,
+        "jump_id": case((over, jj), else_=parent_id),
+        "jump_depth": case((over, jjd), else_=parent_depth),
+    }
 
 
 async def insert_message(
@@ -117,6 +147,7 @@ async def insert_message(
     now: int | None = None,
     created_at: int | None = None,
     parent_depth: int | None = None,
+    parent_jump: dag.Jump = (None, None),
     touch: bool = True,
     **extra,
 ):
@@ -124,14 +155,15 @@ async def insert_message(
     ``created_at`` (default ``now``: imported history keeps its own dates, so times along a path
     need not grow). ``last_message_at`` is the newest message time, never moved backwards.
     ``parent_depth``: the parent's depth when the caller holds the parent's row (it just wrote
-    or checked it in this transaction), which spares reading it again. ``touch=False``: the
+    or checked it in this transaction), which spares reading it again; then ``parent_jump`` is
+    that row's (jump_id, jump_depth), for the new jump pointer. ``touch=False``: the
     conversation row is left to the caller (``touch_conversation``, once for several messages)."""
     now = now or now_ms()
     created_at = now if created_at is None else created_at
     if parent_depth is None or parent_id is None:
-        depth = await _child_depth(c, conv.id, parent_id)
+        place = await _child_place(c, conv.id, parent_id)
     else:
-        depth = parent_depth + 1
+        place = _held_place(parent_id, parent_depth, parent_jump)
     mid = extra.pop("id", None) or new_id("msg")
     user_id = _authored(conv, user_id, extra)
     # RETURNING hands back the stored row (defaults included) with the INSERT: no re-read
@@ -148,7 +180,7 @@ async def insert_message(
             created_at=created_at,
             user_id=user_id,
             agent_id=conv.agent_id,
-            depth=depth,
+            **place,
             **extra,
         )
         .returning(*t.messages.c)
@@ -315,11 +347,9 @@ def _subtree_cte(dialect: str) -> str:
     )"""
 
 
-async def newest_descendant(c: AsyncConnection, conv_id: str, start: str) -> str | None:
-    """The most recently written leaf in ``start``'s subtree (``start`` itself when it is a leaf).
-
-    Leaves only, so clock skew between writers can never land the pointer mid-branch. Costs
-    O(size of the subtree), touching nothing outside it."""
+async def newest_descendant_walk(c: AsyncConnection, conv_id: str, start: str) -> str | None:
+    """``newest_descendant`` by walking the whole subtree down: O(size of the subtree). The
+    reference the fast path is tested against, and its fallback should the pointers disagree."""
     sql = (
         _subtree_cte(c.dialect.name)
         + """
@@ -328,6 +358,107 @@ async def newest_descendant(c: AsyncConnection, conv_id: str, start: str) -> str
         ORDER BY sub.created_at DESC, sub.id DESC LIMIT 1"""
     )
     return (await c.execute(text(sql), {"start": start, "cid": conv_id})).scalar()
+
+
+#: how many of the conversation's messages (newest first) ``newest_by_jumps`` reads per step; a
+#: window bounds the rows read (asking for *leaves* instead would read a chain with three leaves
+#: to its root), and growing windows keep the statements few when the answer is old
+WINDOWS = (16, 128, 1024, 8192)
+
+
+async def newest_descendant(c: AsyncConnection, conv_id: str, start: str) -> str | None:
+    """The most recently written leaf in ``start``'s subtree (``start`` itself when it is a leaf).
+
+    Leaves only, so clock skew between writers can never land the pointer mid-branch. Without
+    walking the subtree: the conversation's messages are read newest first (the (conversation,
+    created_at) index, a child probe each), a window at a time, and the first leaf whose
+    ancestor at ``start``'s depth is ``start`` wins — found by a level-ancestor walk over the jump
+    pointers (``dag.jump_for``), O(log depth) lookups per leaf. The cost follows the messages
+    newer than the answer, not the size of the subtree: a switch near the root of a 10,000-deep
+    path costs what one near its leaf does (switching to a branch whose newest leaf is old still
+    reads every newer message once — as the subtree walk did at worst).
+    """
+    row = (
+        await c.execute(select(M.depth).where(M.id == start, M.conversation_id == conv_id))
+    ).first()
+    if row is None:
+        return None
+    leaf = await newest_by_jumps(c, conv_id, start, row.depth)
+    # None is unreachable while the pointers are right (``start``'s subtree has a leaf); should
+    # they ever be wrong, answer as the walk does rather than lose the branch
+    return leaf if leaf is not None else await newest_descendant_walk(c, conv_id, start)
+
+
+async def newest_by_jumps(c: AsyncConnection, conv_id: str, start: str, depth: int) -> str | None:
+    """``newest_descendant`` of ``start`` (at ``depth``) from the leaves and the jump pointers
+    alone: None when no leaf descends from it (only if the pointers were wrong)."""
+    after: tuple | None = None
+    for i in itertools.count():
+        size = WINDOWS[min(i, len(WINDOWS) - 1)]
+        rows = await _newest_messages(c, conv_id, after, size)
+        leaves = [r.id for r in rows if not r.has_kids and r.depth >= depth]
+        hits = await _descending_from(c, start, depth, leaves)
+        for mid in leaves:
+            if mid in hits:
+                return mid
+        if len(rows) < size:
+            return None
+        after = (rows[-1].created_at, rows[-1].id)
+    return None  # pragma: no cover - itertools.count never ends
+
+
+async def _newest_messages(
+    c: AsyncConnection, conv_id: str, after: tuple | None, limit: int
+) -> list:
+    """(id, created_at, depth, has_kids) of the conversation's ``limit`` newest messages older
+    than ``after`` (a (created_at, id) key) when given.
+
+    Read in the order of ``idx_messages_conv_created`` (conversation, created_at; ties by id):
+    the scan stops after about ``limit`` rows. The child probe is one index lookup per row
+    (``OFFSET 0`` keeps PostgreSQL from turning it into a hash join over every message)."""
+    ch = t.messages.alias("ch")
+    kids = select(ch.c.id).where(ch.c.parent_id == M.id).offset(0).exists()
+    q = select(M.id, M.created_at, M.depth, kids.label("has_kids")).where(
+        M.conversation_id == conv_id
+    )
+    if after is not None:
+        q = q.where(tuple_(M.created_at, M.id) < tuple_(*after))
+    q = q.order_by(M.created_at.desc(), M.id.desc()).limit(limit)
+    return list((await c.execute(q)).all())
+
+
+def _up_step(dialect: str) -> str:
+    """The recursive step of ``_descending_from``: the jump when it does not overshoot the target
+    depth, else the parent (``dag.level_ancestor_step``); PostgreSQL probes through LATERAL
+    (``_subtree_cte`` says why)."""
+    nxt = """CASE WHEN up.jump_id IS NOT NULL AND up.jump_depth >= :d AND up.jump_depth < up.depth
+                  THEN up.jump_id ELSE up.parent_id END"""
+    cols = "m.id, m.parent_id, m.depth, m.jump_id, m.jump_depth"
+    if dialect == "postgresql":
+        return f"""SELECT up.leaf, ch.* FROM up CROSS JOIN LATERAL (
+                       SELECT {cols} FROM messages m WHERE m.id = {nxt} OFFSET 0) ch
+                   WHERE up.depth > :d"""
+    return f"SELECT up.leaf, {cols} FROM up JOIN messages m ON m.id = {nxt} WHERE up.depth > :d"
+
+
+async def _descending_from(
+    c: AsyncConnection, start: str, depth: int, leaves: list[str]
+) -> set[str]:
+    """Which of ``leaves`` have ``start`` (at ``depth``) as ancestor or are ``start``: each walks
+    up to ``depth`` over the jump pointers, in one statement for all. (``leaves`` come from the
+    conversation: a conversation filter here made SQLite scan the conversation's index instead
+    of probing the ids.)"""
+    if not leaves:
+        return set()
+    sql = text(
+        f"""WITH RECURSIVE up(leaf, id, parent_id, depth, jump_id, jump_depth) AS (
+            SELECT id, id, parent_id, depth, jump_id, jump_depth FROM messages WHERE id IN :leaves
+            UNION ALL
+            {_up_step(c.dialect.name)}
+        ) SELECT leaf FROM up WHERE id = :start"""
+    ).bindparams(bindparam("leaves", expanding=True))
+    params = {"leaves": leaves, "start": start, "d": depth}
+    return set((await c.execute(sql, params)).scalars().all())
 
 
 async def newest_leaf(c: AsyncConnection, conv_id: str) -> str | None:
@@ -381,18 +512,31 @@ async def children_nodes(
     return out
 
 
+#: The depth shift of a moved subtree, with its jump pointers kept exact: a pointer into the
+#: subtree rises with it, one into the deleted round (depths ``lo`` < d <= ``top``) now points at
+#: the round's parent (``np``, at depth ``lo``; none when the round was a root), one above stays.
+_SHIFT = """
+    UPDATE messages SET depth = depth - :shift,
+        jump_id = CASE WHEN jump_depth > :top THEN jump_id
+                       WHEN jump_depth > :lo THEN CAST(:np AS TEXT) ELSE jump_id END,
+        jump_depth = CASE WHEN jump_depth > :top THEN jump_depth - :shift
+                          WHEN jump_depth > :lo THEN CAST(:npd AS BIGINT) ELSE jump_depth END
+    WHERE id IN (SELECT id FROM sub)"""
+
+
 async def apply_round_delete(c: AsyncConnection, conv_id: str, plan: dag.RoundPlan) -> int:
-    """Move surviving children to the round's parent, fix their depths, delete the round."""
+    """Move surviving children to the round's parent, fix their depths (exact: the distance to
+    the root, which the API shows and the memory cursor counts with) and jump pointers, delete
+    the round. The shift rewrites every message below the round — O(that subtree)."""
+    lo = -1
+    if plan.new_parent is not None:
+        lo = (await c.execute(select(M.depth).where(M.id == plan.new_parent))).scalar_one()
     for child, new_parent in plan.reparent.items():
         await c.execute(update(t.messages).where(M.id == child).values(parent_id=new_parent))
-        sql = (
-            _subtree_cte(c.dialect.name)
-            + """
-            UPDATE messages SET depth = depth - :shift WHERE id IN (SELECT id FROM sub)"""
-        )
-        await c.execute(
-            text(sql), {"start": child, "cid": conv_id, "shift": plan.depth_shift[child]}
-        )
+        shift = plan.depth_shift[child]
+        params = {"start": child, "cid": conv_id, "shift": shift, "lo": lo, "top": lo + shift}
+        params.update(np=new_parent, npd=lo if new_parent is not None else None)
+        await c.execute(text(_subtree_cte(c.dialect.name) + _SHIFT), params)
     members = and_(M.conversation_id == conv_id, M.id.in_(sorted(plan.delete_ids)))
     # Count first: on SQLite the rowcount of the DELETE misses rows removed by the parent_id
     # cascade (an answer goes with its question before the statement reaches it).
@@ -495,7 +639,16 @@ def list_query(
     return q.order_by(C.pinned.desc(), C.updated_at.desc(), C.id.desc()).limit(limit + 1)
 
 
-_FORK_SET = ("id", "conversation_id", "parent_id", "depth", "user_id", "agent_id")
+_FORK_SET = (
+    "id",
+    "conversation_id",
+    "parent_id",
+    "depth",
+    "user_id",
+    "agent_id",
+    "jump_id",
+    "jump_depth",
+)
 
 
 def _block_id(c: AsyncConnection, head: str, low: int, index):
@@ -510,52 +663,73 @@ def _block_id(c: AsyncConnection, head: str, low: int, index):
     return literal(head) + digits
 
 
-async def path_summary(
-    c: AsyncConnection, conv_id: str, start: str | None, limit: int
-) -> tuple[int, int, int | None]:
-    """(messages, streaming messages, newest created_at) on the path up from ``start``."""
-    if start is None or limit <= 0:
-        return 0, 0, None
-    path = _path_cte(conv_id, start, limit, ("id", "parent_id", "status", "created_at"))
-    busy = func.coalesce(func.sum(case((path.c.status == "streaming", 1), else_=0)), 0)
-    q = select(func.count(), busy, func.max(path.c.created_at))
-    row = (await c.execute(q)).one()
-    return int(row[0]), int(row[1]), row[2]
-
-
 async def copy_path(
-    c: AsyncConnection, conv_id: str, start: str, count: int, newest: int | None, new_conv,
-    user_id: str,
-) -> str | None:  # fmt: skip
-    """Copy the ``count`` messages on the path up from ``start`` into ``new_conv`` as a chain,
-    in ONE ``INSERT … SELECT`` over the path walk: the rows never travel through Python (a fork
-    of 10,000 messages used to decode and re-encode every row). The new ids are one block
-    (``ids.id_block``) computed in the statement: the copy at depth d takes the d-th, its parent
-    the (d-1)-th."""
-    if count <= 0:
-        return None
+    c: AsyncConnection, conv_id: str, start: str, limit: int, new_conv, user_id: str
+) -> tuple[str | None, int]:
+    """Copy the path up from ``start`` (at most ``limit`` messages) into ``new_conv`` as a chain;
+    (the copy's leaf, how many of the copies are still streaming — the caller refuses those).
+
+    ONE walk of the path, inside ONE ``INSERT … SELECT``: the rows never travel through Python (a
+    fork of 10,000 messages used to decode and re-encode every row), and the count comes from the
+    start's stored ``depth`` (exact: the distance to the root, kept so by every tree operation)
+    instead of a second walk. The new ids are one block (``ids.id_block``) computed in the
+    statement: the copy at depth d takes the d-th, its parent the (d-1)-th; each copy's jump
+    pointer is the copy of its source's (``_copied`` then reads the counters back)."""
+    row = (
+        await c.execute(select(M.depth).where(M.id == start, M.conversation_id == conv_id))
+    ).first()
+    if row is None or limit <= 0:
+        return None, 0
+    count = min(int(row.depth) + 1, limit)
     head, low = id_block("msg", count)
     cols = [k for k in _ALL if k not in _FORK_SET]
     path = _path_cte(conv_id, start, count, ("id", "parent_id"))
     m = t.messages.alias("src")
     depth = count - path.c.n  # n = 1 at ``start`` (the leaf of the copy)
+    top = or_(path.c.n == count, path.c.parent_id.is_(None))
+    # the copies' jump pointers: the copy of the source's jump (the path is copied whole above
+    # ``start``, less the ``cut`` oldest messages a ``limit`` left out)
+    cut = int(row.depth) + 1 - count
+    jd = m.c.jump_depth - cut
+    jumps = and_(m.c.jump_id.is_not(None), m.c.jump_depth >= cut, m.c.jump_depth < m.c.depth)
     sel = select(
         _block_id(c, head, low, depth),
         literal(new_conv.id),
-        case((path.c.n == count, None), else_=_block_id(c, head, low, depth - 1)),
+        case((top, None), else_=_block_id(c, head, low, depth - 1)),
         depth,
         literal(user_id),
         literal(new_conv.agent_id),
+        case((jumps, _block_id(c, head, low, jd)), else_=None),
+        case((jumps, jd), else_=None),
         *(m.c[k] for k in cols),
     ).join_from(path, m, m.c.id == path.c.id)
     stmt = insert(t.messages).from_select([*_FORK_SET, *cols], sel)
-    await c.execute(stmt)
+    await c.execute(stmt)  # (no rowcount: on SQLite the statement starts with its WITH)
     leaf = f"{head}{low + count - 1:08x}"
+    return leaf, await _copied(c, new_conv.id, leaf, user_id)
+
+
+async def _copied(c: AsyncConnection, conv_id: str, leaf: str, user_id: str) -> int:
+    """Set the counters and leaf of a conversation ``copy_path`` filled; how many of its
+    messages are streaming — read through indexes, not the path: the count and newest time by
+    (conversation, created_at), the user's streaming rows (few) by (user_id, status)."""
+    mine = M.conversation_id == conv_id
+    copied = select(func.count()).select_from(t.messages).where(mine).scalar_subquery()
+    newest = select(func.max(M.created_at)).where(mine).scalar_subquery()
     await c.execute(
         update(t.conversations)
-        .where(C.id == new_conv.id)
+        .where(C.id == conv_id)
         .values(
-            message_count=count, last_message_at=newest, active_leaf_id=leaf, updated_at=now_ms()
+            message_count=copied, last_message_at=newest, active_leaf_id=leaf, updated_at=now_ms()
         )
     )
-    return leaf
+    busy = (
+        select(func.count())
+        .select_from(t.messages)
+        .where(
+            M.user_id == user_id,
+            M.status == "streaming",
+            unindexed(M.conversation_id) == conv_id,
+        )
+    )
+    return int((await c.execute(busy)).scalar_one())

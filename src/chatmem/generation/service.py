@@ -99,6 +99,7 @@ async def _placeholder(
         conv,
         parent_id=parent.id,
         parent_depth=parent.depth,
+        parent_jump=(parent.jump_id, parent.jump_depth),
         role="assistant",
         blocks=[],
         user_id=p.id,
@@ -202,6 +203,7 @@ async def start_turn(
         extra: dict[str, Any] = {"metadata": metadata} if metadata else {}
         if prow is not None:  # checked above: in this conversation
             extra["parent_depth"] = prow.depth
+            extra["parent_jump"] = (prow.jump_id, prow.jump_depth)
         extra["touch"] = False  # the placeholder's update counts both
         urow = await store.insert_message(
             c, conv, parent_id=parent, role="user", blocks=blocks, user_id=p.id, now=now, **extra

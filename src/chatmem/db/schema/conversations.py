@@ -13,7 +13,7 @@ from sqlalchemy import (
     text,
 )
 
-from ..types import Bytes
+from ..types import Bytes, Millis
 from ._base import _big, _fk, _flag, _int, _json, _ms, _real, _txt, metadata
 
 # ── seed 000: companion agents (user_agent_companions) ──────────────────────────────────────────
@@ -172,6 +172,11 @@ messages = Table(
     _json("metadata", "{}"),
     # + chatmem
     _big("depth"),  # root = 0; makes path paging and sibling math cheap
+    # + a skew-binary jump pointer (migration 0018, conversations/dag.jump_for): an ancestor and
+    #   its depth; NULL = the message itself (roots, rows written before 0018). Lets a switch test
+    #   "is X an ancestor of this leaf" in O(log depth) lookups (store.newest_descendant).
+    Column("jump_id", Text, nullable=True),
+    Column("jump_depth", Millis, nullable=True),
     Index("idx_messages_conv", "conversation_id"),
     Index("idx_messages_parent", "parent_id"),
     Index("idx_messages_conv_created", "conversation_id", "created_at"),
