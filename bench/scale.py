@@ -89,29 +89,14 @@ async def _conv(db: Database, uid: str, title: str, now: int) -> str:
     return cid
 
 
-def _with_jumps(rows: list[dict], known: dict[str, dict]) -> None:
-    """Give ``rows`` (parents first) the jump pointers the app writes (conversations/dag.jump_for);
-    ``known`` maps id → row for every row written so far."""
-    for r in rows:
-        p = known.get(r["parent_id"]) if r["parent_id"] else None
-        if p is not None:
-            pj = (p["jump_id"], p["jump_depth"])
-            j = known.get(pj[0]) if pj[0] else None
-            jj = (j["jump_id"], j["jump_depth"]) if j else (None, None)
-            r["jump_id"], r["jump_depth"] = dag.jump_for(p["id"], p["depth"], pj, jj)
-        else:
-            r["jump_id"] = r["jump_depth"] = None
-        known[r["id"]] = r
-
-
-async def _chain(db, cid, uid, n, start, parent=None, depth0=0, known=None) -> list[str]:
+async def _chain(db, cid, uid, n, start, parent=None, depth0=0) -> list[str]:
     rows, ids = [], []
     for d in range(n):
         r = _msg(cid, uid, parent, depth0 + d, start + d)
         rows.append(r)
         ids.append(r["id"])
         parent = r["id"]
-    _with_jumps(rows, known if known is not None else {})
+    dag.fill_jumps(rows)  # the pointers appends write (the fork point's as if it had none)
     await _insert(db, t.messages, rows)
     return ids
 
@@ -155,12 +140,9 @@ async def _event_logs(db: Database, logged: list[str], n_rows: int, base: int) -
 async def _deep(db: Database, owner: str, now: int) -> dict:
     """The 10,000-deep conversation, with a side branch near its root and one near its leaf."""
     deep = await _conv(db, owner, "deep", now)
-    known: dict[str, dict] = {}
-    chain = await _chain(db, deep, owner, DEPTH, now, known=known)
-    side_root = await _chain(db, deep, owner, 2, now + DEPTH, chain[5], 6, known)
-    side_leaf = await _chain(
-        db, deep, owner, 2, now + DEPTH + 2, chain[DEPTH - 11], DEPTH - 10, known
-    )
+    chain = await _chain(db, deep, owner, DEPTH, now)
+    side_root = await _chain(db, deep, owner, 2, now + DEPTH, chain[5], 6)
+    side_leaf = await _chain(db, deep, owner, 2, now + DEPTH + 2, chain[DEPTH - 11], DEPTH - 10)
     async with db.write() as c:
         await c.execute(
             t.conversations.update()

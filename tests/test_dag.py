@@ -139,3 +139,16 @@ def test_jump_pointers_on_random_trees():
             while depth[slow] > d:
                 slow = parents[slow]
             assert _ancestor(parents, depth, jump, v, d)[0] == slow
+
+
+def test_fill_jumps_matches_one_by_one():
+    """Bulk rows (imports, shared copies) get the pointers appends would have given them."""
+    rnd = random.Random(7)
+    parents: list[int | None] = [None]
+    for i in range(1, 200):
+        parents.append(rnd.choice([i - 1, rnd.randrange(i), None if rnd.random() < 0.02 else 0]))
+    depth, jump = _grow(parents)
+    rows = [{"id": str(i), "parent_id": None if p is None else str(p), "depth": depth[i]}
+            for i, p in enumerate(parents)]  # fmt: skip
+    dag.fill_jumps(rows)
+    assert [(r["jump_id"], r["jump_depth"]) for r in rows] == jump

@@ -114,3 +114,22 @@ def level_ancestor_step(
     if jid is not None and jd is not None and target_depth <= jd < depth:
         return jid
     return parent_id
+
+
+def fill_jumps(rows: list[dict]) -> None:
+    """Set ``jump_id``/``jump_depth`` on message rows written in bulk (imports, shared copies),
+    as ``jump_for`` would one by one. ``rows`` have ``id``, ``parent_id`` and an exact ``depth``,
+    parents before children; a parent outside ``rows`` counts as a message without a pointer
+    (the child then points at its parent: still an ancestor, so still correct)."""
+    by_id: dict[str, dict] = {}
+    for r in rows:
+        pid = r["parent_id"]
+        if pid is None:
+            r["jump_id"] = r["jump_depth"] = None
+        else:
+            p = by_id.get(pid)
+            pj: Jump = (p["jump_id"], p["jump_depth"]) if p else (None, None)
+            j = by_id.get(pj[0]) if pj[0] is not None else None
+            jj: Jump = (j["jump_id"], j["jump_depth"]) if j else (None, None)
+            r["jump_id"], r["jump_depth"] = jump_for(pid, r["depth"] - 1, pj, jj)
+        by_id[r["id"]] = r

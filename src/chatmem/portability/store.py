@@ -7,6 +7,7 @@ from sqlalchemy import ColumnElement, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
+from ..conversations import dag
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.ids import new_id
@@ -100,6 +101,8 @@ async def insert_conversation(c: AsyncConnection, values: dict) -> None:
 
 
 async def insert_messages(c: AsyncConnection, rows: list[dict], batch: int = 500) -> None:
+    """Insert message rows (parents first), with the jump pointers appends would give them."""
+    dag.fill_jumps(rows)
     for i in range(0, len(rows), batch):
         await c.execute(insert(t.messages), rows[i : i + batch])
 

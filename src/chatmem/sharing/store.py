@@ -7,6 +7,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
+from ..conversations import dag
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.ids import new_id, share_token
@@ -85,6 +86,7 @@ async def insert_chain(
         parent = mid
     if not values:
         return
+    dag.fill_jumps(values)
     await c.execute(insert(t.messages), values)
     await schedule_embedding(c, conv_id)
     await c.execute(
