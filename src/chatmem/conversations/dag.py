@@ -91,7 +91,7 @@ def jump_for(parent: str, parent_depth: int, parent_jump: Jump, jump_jump: Jump)
     """The jump pointer of a new child of ``parent``: skew-binary jumps (Myers 1983).
 
     Each message points at an ancestor; from any message, ancestors are reached in O(log depth)
-    jumps (``level_ancestor_steps`` is the walk). ``parent_jump`` is the parent's pointer and
+    jumps (``level_ancestor_step`` is one step of the walk). ``parent_jump`` is the parent's pointer and
     ``jump_jump`` the pointer of that ancestor; a ``None`` id means "itself" (roots, rows written
     before migration 0018), so an old row acts like a root for the pointers built below it. The
     rule: when the parent's jump and its jump's jump span equal lengths, jump over both, else

@@ -7,11 +7,11 @@ ancestor" by a level-ancestor walk over these pointers: O(log depth) lookups per
 (``conversations/dag.jump_for``, ``conversations/store.newest_descendant``).
 
 ``jump_id`` is an ancestor of the message (soft reference, no FK) and ``jump_depth`` that
-ancestor's depth; NULL means "the message itself" (a root). Rows written before this migration,
-and rows written in bulk by an import or a shared copy, keep NULL: a walk through them steps
-parent by parent, as before; everything appended afterwards builds its pointer from its
-parent's (and a fork remaps the source's), so the cost falls back to the old walk only across
-such rows. Nothing is backfilled (a rewrite of every message).
+ancestor's depth; NULL means "the message itself" (a root). Rows written before this migration
+keep NULL: a walk through them steps parent by parent, as before; everything written afterwards
+builds its pointer from its parent's (appends, ``dag.fill_jumps`` for imports and shared copies,
+a fork remaps the source's), so the cost falls back to the old walk only across old rows.
+Nothing is backfilled (a rewrite of every message).
 
 Revision ID: 0018
 Revises: 0017
