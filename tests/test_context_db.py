@@ -72,9 +72,21 @@ async def random_case(rt, user, seed: int, window: int, reserved: int, memory_bu
         )
     async with rt.db.read() as c:
         conv = await conv_row(rt.db, user.id, cid)
-        tc = await ctx.build_turn_context(
-            c, settings=settings_, conv=conv, parent_id=leaf, model=model, principal=user, rt=rt
+        inline, tail = await ctx.inline_compaction_needed(
+            c, settings=settings_, conv=conv, parent_id=leaf, model=model
         )
+        tc = await ctx.build_turn_context(
+            c,
+            settings=settings_,
+            conv=conv,
+            parent_id=leaf,
+            model=model,
+            principal=user,
+            rt=rt,
+            tail=tail if rnd.random() < 0.5 else None,
+        )
+    # the turn's check (the tail alone) and the assembled context's own decision agree
+    assert inline == (tc.report["compaction"]["needed"] and tc.report["compaction"]["inline"])
     ctx.record_compaction(tc.report, res)
     pol = cp.policy_for(settings_, model)
     assert request_tokens(tc.messages) <= pol.limit == window - pol.reserved_output

@@ -218,22 +218,27 @@ def _history(rows: list[gather.PathRow]) -> list[asm.HistoryItem]:
     ]
 
 
+async def _read_tail(c, conv, parent_id, blocks, pol, counter) -> gather.Tail:
+    """The unsummarised tail of the path ending at ``parent_id``, read up to the prompt limit."""
+    return await gather.read_tail(
+        c,
+        conv.id,
+        parent_id,
+        blocks,
+        count=counter.count,
+        max_tokens=pol.limit,
+        keep_start=True,
+        prime=counter.prime,
+    )
+
+
 async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, blocks, tail=None):
-    """``tail``: the one an earlier ``_assemble`` of the same turn read in this transaction."""
+    """``tail``: the one ``inline_compaction_needed`` read for the same turn in this transaction."""
     pol, budgets = budgets_for(settings, model)
     counter = counter_for(model.encoding)
     static = await _static_sections(c, settings, conv)
     if tail is None:
-        tail = await gather.read_tail(
-            c,
-            conv.id,
-            parent_id,
-            blocks,
-            count=counter.count,
-            max_tokens=pol.limit,
-            keep_start=True,
-            prime=counter.prime,
-        )
+        tail = await _read_tail(c, conv, parent_id, blocks, pol, counter)
     history = _history(tail.rows)
     query = next((h.text for h in reversed(history) if h.role == "user"), "")
     mem, mem_error = await _memories(
@@ -407,19 +412,16 @@ async def inline_compaction_needed(
 ) -> tuple[bool, gather.Tail]:
     """Whether the turn answering ``parent_id`` must compact inline first (``ensure_compacted``'s
     check, in the caller's transaction: a turn reads it with its context when it is not), and
-    the tail it read (``build_turn_context(tail=)`` in the same transaction)."""
-    pol, counter, tail, out = await _assemble(
-        c,
-        settings=settings,
-        conv=conv,
-        parent_id=parent_id,
-        model=model,
-        principal=None,
-        rt=None,
-        blocks=list(conv.summary_blocks or []),
-    )
-    d = _decide(pol, counter, tail, out)
-    return bool(d.needed and d.inline), tail
+    the tail it read (``build_turn_context(tail=)`` in the same transaction).
+
+    Inline compaction is due exactly when the unsummarised tail is longer than the window (the
+    read stopped on the limit: ``_decide``'s ``tail_exceeds_window``; every other reason runs
+    after the turn), so the tail alone answers — the context is assembled once per turn, by
+    ``build_turn_context``."""
+    pol = cp.policy_for(settings, model)
+    counter = counter_for(model.encoding)
+    tail = await _read_tail(c, conv, parent_id, list(conv.summary_blocks or []), pol, counter)
+    return not tail.complete, tail
 
 
 async def compact_inline(
