@@ -62,6 +62,8 @@ def test_lets_other_calls_through(src):
 
 def test_stores_and_infrastructure_are_allowed():
     assert gate._is_store("memory/store.py")
+    assert gate._is_store("conversations/tree_store.py")  # a store split along a seam
+    assert not gate._is_store("conversations/restore.py")
     assert gate._is_store("db/migrations/versions/0001_initial.py")
     assert not gate._is_store("memory/service.py")
     for rel in gate.INFRASTRUCTURE:

@@ -25,7 +25,7 @@ from sqlalchemy import select
 
 from chatmem.app import create_app
 from chatmem.auth import service as auth_service
-from chatmem.conversations import store
+from chatmem.conversations import tree_store
 from chatmem.db import schema as t
 
 from .conftest import make_settings
@@ -288,8 +288,8 @@ class TreeMachine(RuleBasedStateMachine):
         async def compare():
             async with self.ctx["db"].read() as c:
                 for mid in ids:
-                    fast = await store.newest_by_jumps(c, cid, mid, by_id[mid].depth)
-                    walk = await store.newest_descendant_walk(c, cid, mid)
+                    fast = await tree_store.newest_by_jumps(c, cid, mid, by_id[mid].depth)
+                    walk = await tree_store.newest_descendant_walk(c, cid, mid)
                     assert fast == walk, (mid, fast, walk)
             return True
 

@@ -9,7 +9,9 @@ flags, outside the modules allowed to hold SQL:
   (imported from ``sqlalchemy`` or a dialect, or reached as ``sa.select`` and the like);
 - a call of ``.execute(...)`` or ``.exec_driver_sql(...)`` on anything.
 
-Allowed: every ``store.py`` (and modules of a ``store/`` package), the migrations, the tables of
+Allowed: every ``store.py`` and ``<part>_store.py`` (a store split along a seam when it outgrew
+the ~600-line rule, e.g. ``conversations/tree_store.py``), modules of a ``store/`` package, the
+migrations, the tables of
 ``db/schema/`` (``text()`` server defaults and partial-index conditions), and the
 infrastructure modules listed in ``INFRASTRUCTURE`` below, each of which owns its own table(s) and is
 the store for them (the list says which table each owns).
@@ -52,6 +54,7 @@ def _is_store(rel: str) -> bool:
     # db/schema/ is the tables themselves (text() server defaults and partial-index conditions)
     return (
         parts[-1] == "store.py"
+        or parts[-1].endswith("_store.py")  # a store split along a seam (conversations/tree_store)
         or "store" in parts[:-1]
         or "migrations" in parts
         or parts[:2] == ["db", "schema"]

@@ -109,7 +109,7 @@ def level_ancestor_step(
 ) -> str | None:
     """The next message on the way up from a message at ``depth`` to its ancestor at
     ``target_depth``: the jump when it does not overshoot (and is not the message itself), else
-    the parent. The SQL walk in ``store.newest_descendant`` applies the same rule."""
+    the parent. The SQL walk in ``tree_store.newest_descendant`` applies the same rule."""
     jid, jd = jump
     if jid is not None and jd is not None and target_depth <= jd < depth:
         return jid

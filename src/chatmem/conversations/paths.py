@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from . import store
+from . import tree_store
 
 #: Walk lengths tried in turn: a normal turn meets the cached path within a few messages, a branch
 #: switch within a few hundred; re-walking the short prefix costs at most the sum of the steps.
@@ -114,7 +114,7 @@ class PathCache:
             self._paths.move_to_end(conversation_id)
             return known
         for limit in STEPS:
-            ids = await store.path_ids(c, conversation_id, leaf_id, limit)  # oldest first
+            ids = await tree_store.path_ids(c, conversation_id, leaf_id, limit)  # oldest first
             junction = self._junction(known, ids)
             if junction is not None or len(ids) < limit:
                 break

@@ -19,7 +19,7 @@ from ..errors import BadRequest, Conflict, Forbidden, TooLarge, Unprocessable
 from ..i18n import default_title, pick_language
 from ..projects import store as projects_store
 from ..workspaces import store as workspaces_store
-from . import dag, followups, store
+from . import dag, followups, store, tree_store
 from .wire import (
     ConversationIn,
     ConversationPatch,
@@ -189,7 +189,7 @@ async def delete_conversation(db: Database, p: Principal, cid: str) -> None:
 
 
 async def _with_branches(c, conv_id: str, rows: list, p: Principal) -> list[dict]:
-    info = await store.branch_info_for(c, conv_id, rows)
+    info = await tree_store.branch_info_for(c, conv_id, rows)
     return [message_out(r, info.get(r.id), is_admin=p.is_admin) for r in rows]
 
 
@@ -236,7 +236,9 @@ async def append_message(
         except Unprocessable:  # raised before anything is written
             if not from_leaf:
                 raise
-            row = await insert(await store.newest_leaf(c, cid))  # a dangling pointer: repair it
+            row = await insert(
+                await tree_store.newest_leaf(c, cid)
+            )  # a dangling pointer: repair it
         await followups.after_append(
             c, conversation_id=cid, user_id=p.id, message_id=row.id, delay_ms=followup_delay_ms
         )
@@ -272,7 +274,7 @@ async def read_path(
             start = anchor.parent_id
         else:
             start = conv.active_leaf_id
-        rows = await store.path_rows(c, cid, start, limit)
+        rows = await tree_store.path_rows(c, cid, start, limit)
         items = await _with_branches(c, cid, rows, p)
     more = bool(rows) and rows[0].parent_id is not None
     return {
@@ -309,7 +311,7 @@ async def switch_leaf(db: Database, p: Principal, cid: str, leaf_id: str) -> dic
     async with db.write() as c:
         await store.get_conversation(c, p.id, cid, for_update=True)
         await store.get_message(c, cid, leaf_id)
-        leaf = await store.newest_descendant(c, cid, leaf_id)
+        leaf = await tree_store.newest_descendant(c, cid, leaf_id)
         await store.set_leaf(c, cid, leaf)
         conv = await store.get_conversation(c, p.id, cid)
     return conversation_out(conv)
@@ -351,9 +353,9 @@ async def delete_round(db: Database, p: Principal, cid: str, mid: str) -> dict:
             pnode if (tnode.role == "assistant" and pnode and pnode.role == "user") else tnode
         )
         await require_author(c, p, conv, parent if question is pnode else target)
-        kids = await store.children_nodes(c, cid, [question.id])
+        kids = await tree_store.children_nodes(c, cid, [question.id])
         members = [question] + [k for k in kids.get(question.id, []) if k.role == "assistant"]
-        kids.update(await store.children_nodes(c, cid, [m.id for m in members[1:]]))
+        kids.update(await tree_store.children_nodes(c, cid, [m.id for m in members[1:]]))
         plan = dag.plan_round_delete(tnode, pnode, kids)
         all_nodes = [tnode, question] + [
             n for ns in kids.values() for n in ns if n.id in plan.delete_ids
@@ -367,12 +369,12 @@ async def delete_round(db: Database, p: Principal, cid: str, mid: str) -> dict:
             )
         leaf = conv.active_leaf_id
         leaf_gone = leaf in plan.delete_ids
-        deleted = await store.apply_round_delete(c, cid, plan)
+        deleted = await tree_store.apply_round_delete(c, cid, plan)
         if leaf_gone:
             if plan.new_parent:
-                leaf = await store.newest_descendant(c, cid, plan.new_parent)
+                leaf = await tree_store.newest_descendant(c, cid, plan.new_parent)
             else:
-                leaf = await store.newest_leaf(c, cid)
+                leaf = await tree_store.newest_leaf(c, cid)
             await store.set_leaf(c, cid, leaf)
         pruned = store.prune_summary_blocks(conv.summary_blocks, plan.delete_ids)
         if pruned is not None:
@@ -406,7 +408,7 @@ async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 
         )
         new_conv = await store.get_conversation(c, p.id, new_id_)
         if start is not None:
-            _, busy = await store.copy_path(c, cid, start, limit, new_conv, p.id)
+            _, busy = await tree_store.copy_path(c, cid, start, limit, new_conv, p.id)
             if busy:  # raised before the commit: the copy is rolled back with the conversation
                 raise Conflict(
                     "cannot fork while a message on the path is streaming",

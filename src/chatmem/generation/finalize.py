@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
-from ..conversations import store
+from ..conversations import tree_store
 from ..conversations.wire import message_out
 from . import events as ev
 from . import leases
@@ -21,7 +21,7 @@ from . import store as gstore
 
 
 async def message_public(c: AsyncConnection, row) -> dict:
-    info = await store.branch_info_for(c, row.conversation_id, [row])
+    info = await tree_store.branch_info_for(c, row.conversation_id, [row])
     out = message_out(row, info.get(row.id), is_admin=False)
     out.pop("metadata", None)
     return out

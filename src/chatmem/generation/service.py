@@ -27,7 +27,7 @@ from typing import Any
 
 from ..auth.models import Principal
 from ..conversations import blocks as blk
-from ..conversations import store
+from ..conversations import store, tree_store
 from ..conversations.wire import message_out
 from ..db.clock import now_ms
 from ..db.ids import new_id, secret_token
@@ -482,7 +482,7 @@ async def stop(
         await asyncio.sleep(0.05)
     async with rt.db.read() as c:
         rows = await store.rows_by_ids(c, targets)
-        info = await store.branch_info_for(c, conv_id, rows)
+        info = await tree_store.branch_info_for(c, conv_id, rows)
     return {
         "stopped": targets,
         "messages": [message_out(r, info.get(r.id), is_admin=principal.is_admin) for r in rows],

@@ -26,6 +26,7 @@ import time
 
 from ..conversations import blocks as blk
 from ..conversations import store as cstore
+from ..conversations import tree_store
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..embeddings import cached_query
@@ -70,15 +71,15 @@ async def unseen_ids(c, conv, count: int) -> list[str]:
     if leaf is None or count <= 0 or cursor == leaf.id:
         return []
     if cursor is None:
-        return await cstore.path_oldest_ids(c, conv.id, leaf.id, leaf.depth + 1, count)
+        return await tree_store.path_oldest_ids(c, conv.id, leaf.id, leaf.depth + 1, count)
     cur = await store.message_marker(c, conv.id, cursor)
     if cur is not None and cur.depth < leaf.depth:
         span = leaf.depth - cur.depth
-        ids = await cstore.path_oldest_ids(c, conv.id, leaf.id, span + 1, count + 1)
+        ids = await tree_store.path_oldest_ids(c, conv.id, leaf.id, span + 1, count + 1)
         if ids and ids[0] == cur.id:
             return ids[1:]
-    path = await cstore.path_ids(c, conv.id, leaf.id, leaf.depth + 1)
-    seen = set(await cstore.path_ids(c, conv.id, cur.id, cur.depth + 1)) if cur else set()
+    path = await tree_store.path_ids(c, conv.id, leaf.id, leaf.depth + 1)
+    seen = set(await tree_store.path_ids(c, conv.id, cur.id, cur.depth + 1)) if cur else set()
     return [i for i in path if i not in seen and i > cursor][:count]
 
 

@@ -13,6 +13,7 @@ from pydantic import Field
 from ..auth.models import Principal
 from ..contracts.base import Output, when_present
 from ..conversations import store as conv_store
+from ..conversations import tree_store
 from ..conversations.wire import Block, conversation_out
 from ..db.engine import Database
 from ..errors import NotFound
@@ -73,7 +74,7 @@ async def share(db: Database, p: Principal, cid: str) -> dict:
     """Freeze the active path now; any previous share of this conversation stops working."""
     async with db.write() as c:
         conv = await conv_store.get_conversation(c, p.id, cid, for_update=True)
-        rows = await conv_store.path_rows(c, cid, conv.active_leaf_id, MAX_PATH)
+        rows = await tree_store.path_rows(c, cid, conv.active_leaf_id, MAX_PATH)
         maps = [r._mapping for r in rows]
         names = await store.user_names(c, {m["author_id"] or m["user_id"] for m in maps})
         row = await store.replace(c, conv, p.id, redact.freeze(maps, names))

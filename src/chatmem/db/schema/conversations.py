@@ -174,7 +174,7 @@ messages = Table(
     _big("depth"),  # root = 0; makes path paging and sibling math cheap
     # + a skew-binary jump pointer (migration 0018, conversations/dag.jump_for): an ancestor and
     #   its depth; NULL = the message itself (roots, rows written before 0018). Lets a switch test
-    #   "is X an ancestor of this leaf" in O(log depth) lookups (store.newest_descendant).
+    #   "is X an ancestor of this leaf" in O(log depth) lookups (tree_store.newest_descendant).
     Column("jump_id", Text, nullable=True),
     Column("jump_depth", Millis, nullable=True),
     Index("idx_messages_conv", "conversation_id"),
