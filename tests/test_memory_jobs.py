@@ -9,11 +9,12 @@ from datetime import UTC, datetime
 from sqlalchemy import func, insert, select, update
 
 from chatmem.auth.service import principal_for_key
+from chatmem.conversations import tree_store
 from chatmem.db import schema as t
 from chatmem.db.clock import now_ms
 from chatmem.db.ids import new_id
 from chatmem.jobs.queue import enqueue
-from chatmem.memory.hooks import run_extraction
+from chatmem.memory.hooks import run_extraction, unseen_ids
 
 
 async def _conv(u, **body) -> str:
@@ -389,3 +390,32 @@ async def test_concurrent_runs_write_each_fact_once(app, new_user):
     await asyncio.gather(run_extraction(rt, cid, a.id), rt.before_turn(rt, p, cid, m2))
     active = await _mems(a, slot="home_location", status="ACTIVE")
     assert len([m for m in active if m["status"] == "ACTIVE"]) == 1
+
+
+async def test_unseen_span_after_a_round_deletion_that_skips_positions(app, new_user):
+    """A round deleted between the cursor and the leaf leaves the positions below it skipping
+    (docs/data-model.md, depth): the unseen span is still exactly the messages after the
+    cursor, found by walking up to the cursor's position (not by counting depths)."""
+    rt = app.state.runtime
+    a = await new_user()
+    cid = await _conv(a)
+    await _say(a, cid, "q1")
+    a1 = await _say(a, cid, "a1", "assistant")
+    q2 = await _say(a, cid, "q2")
+    await _say(a, cid, "a2", "assistant")
+    q3 = await _say(a, cid, "q3")
+    a3 = await _say(a, cid, "a3", "assistant")
+    convs = t.conversations.c
+    async with rt.db.write() as c:
+        await c.execute(update(t.conversations).where(convs.id == cid).values(memory_cursor=a1))
+    r = await a.client.delete(f"/api/conversations/{cid}/messages/{q2}")
+    assert r.status_code == 200, r.text
+    async with rt.db.read() as c:
+        conv = (await c.execute(select(t.conversations).where(convs.id == cid))).one()
+        assert await unseen_ids(c, conv, 10) == [q3, a3]
+        assert await unseen_ids(c, conv, 1) == [q3]
+        # the fast path itself: the walk from the leaf stops at the cursor's position (1)
+        assert await tree_store.path_oldest_ids(c, cid, a3, 1, 2) == [a1, q3]
+        assert await tree_store.path_oldest_ids(c, cid, a3, -1, 10) == [
+            *(await tree_store.path_ids(c, cid, a3, 10))
+        ]

@@ -217,7 +217,10 @@ async def test_delete_round_reattaches_later_turns(new_user, app):
     left = {r.id: r for r in await rows(app, t.messages, M.conversation_id == cid)}
     assert set(left) == {q1["id"], a1["id"], q3["id"], a3["id"], q3x["id"]}
     assert left[q3["id"]].parent_id == a1["id"] and left[q3x["id"]].parent_id == a1["id"]
-    assert (left[q3["id"]].depth, left[a3["id"]].depth, left[q3x["id"]].depth) == (2, 3, 2)
+    # depth is a position: the moved turns keep theirs (nothing below them is rewritten), still
+    # greater than their new parent's, so the path skips the deleted round's positions 2 and 3
+    assert (left[q3["id"]].depth, left[a3["id"]].depth, left[q3x["id"]].depth) == (4, 5, 4)
+    assert left[a1["id"]].depth == 1
     assert (await conv(a.client, cid))["message_count"] == 5
     # the moved turns are now siblings
     items = await path(a.client, cid)
@@ -240,7 +243,8 @@ async def test_delete_round_by_question_and_leaf_repair(new_user):
     assert set(r.json()["deleted_ids"]) == {q1["id"], a1["id"]}
     items = await path(a.client, cid)
     assert texts(items) == ["q2", "a2b"] and items[0]["parent_id"] is None
-    assert items[0]["depth"] == 0 and items[1]["depth"] == 1
+    # positions are kept (they grow along the path; they skip where rounds were deleted)
+    assert items[0]["depth"] == 2 and items[1]["depth"] == 3
     # deleting everything empties the conversation
     r = await a.client.delete(f"/api/conversations/{cid}/messages/{q2['id']}")
     assert r.status_code == 200

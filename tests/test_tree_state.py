@@ -5,7 +5,10 @@ an older parent) / append under any message / edit / switch branch / delete a ro
 the HTTP API, against a small independent model of the tree. After every step, for the touched
 conversation, the stored rows must match the model and:
 
-- the parent links are acyclic and every ``depth`` equals the distance to the root;
+- the parent links are acyclic and ``depth`` is a position: greater than the parent's (so never
+  below the distance to the root), and exactly that distance on a path no round deletion
+  touched; each jump pointer names an ancestor at its position, or a message that no longer
+  exists anywhere (a round deletion leaves pointers into the round dangling);
 - the active leaf is an existing message of the conversation (None only when it is empty), has
   no children, and equals the model's leaf;
 - ``message_count`` equals the number of rows and ``last_message_at`` the newest ``created_at``;
@@ -48,6 +51,7 @@ class Tree:
 
     nodes: dict[str, Node] = field(default_factory=dict)
     leaf: str | None = None
+    skipped: bool = False  # a round deletion moved messages here (or into the path forked)
 
     def kids(self, mid: str | None) -> list[str]:
         return sorted(
@@ -87,6 +91,7 @@ class Tree:
             for k in self.kids(m):
                 if k not in members:
                     self.nodes[k].parent = new_parent
+                    self.skipped = True
         for m in members:
             del self.nodes[m]
         if self.leaf in members:
@@ -227,7 +232,7 @@ class TreeMachine(RuleBasedStateMachine):
         cid = self.pick_conv(data)
         src = self.trees[cid]
         out = self.call("POST", f"/api/conversations/{cid}/fork", {}, 201)
-        copy = Tree()
+        copy = Tree(skipped=src.skipped)
         prev = None
         for mid in src.path():
             n = src.nodes[mid]
@@ -284,6 +289,14 @@ class TreeMachine(RuleBasedStateMachine):
 
         return self.run(read())
 
+    def existing(self, ids: set[str]) -> list[str]:
+        async def read():
+            async with self.ctx["db"].read() as c:
+                q = select(M.id).where(M.id.in_(sorted(ids)))
+                return list((await c.execute(q)).scalars())
+
+        return self.run(read()) if ids else []
+
     def newest_leaves(self, cid: str, ids: list[str], by_id: dict):
         async def compare():
             async with self.ctx["db"].read() as c:
@@ -303,19 +316,28 @@ class TreeMachine(RuleBasedStateMachine):
         assert {r.id: (r.parent_id, r.role, r.search_text) for r in rows} == {
             k: (n.parent, n.role, n.text) for k, n in tree.nodes.items()
         }
-        # acyclic, depth = distance to the root
+        # acyclic; depth a position growing from parent to child (exact where nothing was
+        # deleted: tree.skipped says whether a deletion ever moved messages in this conversation)
+        dangling = set()
         for r in rows:
             seen, x, dist = set(), r, 0
             while x.parent_id is not None:
                 assert x.id not in seen, "cycle"
                 seen.add(x.id)
+                assert by_id[x.parent_id].depth < x.depth, (x.id, x.depth)
                 x = by_id[x.parent_id]  # parents are rows of this conversation
                 dist += 1
-            assert r.depth == dist, (r.id, r.depth, dist)
-            # the jump pointer is an ancestor, at its current depth (what switching relies on)
+            assert r.depth >= dist and (tree.skipped or r.depth == dist), (r.id, r.depth, dist)
+            # the jump pointer: an ancestor at its position (what switching relies on), or a
+            # message that is gone (the walk then takes the parent)
             if r.jump_id is not None:
                 above = (seen - {r.id}) | {x.id}  # x is the root
-                assert r.jump_id in above and by_id[r.jump_id].depth == r.jump_depth, r
+                if r.jump_id in above:
+                    assert by_id[r.jump_id].depth == r.jump_depth, r
+                else:
+                    assert tree.skipped and r.jump_id not in by_id, r
+                    dangling.add(r.jump_id)
+        assert not self.existing(dangling), "a dangling pointer names a live message"
         # the newest-leaf search over the pointers answers as the full walk of each subtree
         assert self.run(self.newest_leaves(cid, [r.id for r in rows], by_id))
         # the active leaf

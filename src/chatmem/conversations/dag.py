@@ -38,11 +38,12 @@ def branch_info(
 
 @dataclass(frozen=True)
 class RoundPlan:
-    """What deleting a round does: rows to delete, and children to move (id → new parent)."""
+    """What deleting a round does: rows to delete, and children to move (id → new parent).
+    Nothing below a moved child changes: ``depth`` is a position, and a moved subtree keeps its
+    positions (the path skips the deleted ones)."""
 
     delete_ids: frozenset[str]
     reparent: dict[str, str | None]
-    depth_shift: dict[str, int]  # moved child id → how many levels its subtree rises
     new_parent: str | None
 
 
@@ -56,27 +57,23 @@ def plan_round_delete(
       assistant children (every variant);
     - otherwise (log-mode shapes such as an assistant root) → the target alone.
     Children of round members that are not in the round move to the round's parent, so later
-    turns survive; their subtrees rise by as many levels as were removed above them.
+    turns survive.
     """
     if target.role == "assistant" and parent is not None and parent.role == "user":
         question = parent
     else:
         question = target
-    members = {question.id: 0}
+    members = [question.id]
     if question.role == "user":
-        for ch in children_of.get(question.id, ()):
-            if ch.role == "assistant":
-                members[ch.id] = 1
-    if question.id != target.id and target.id not in members:
-        members[target.id] = 1
+        members += [ch.id for ch in children_of.get(question.id, ()) if ch.role == "assistant"]
+    if target.id not in members:
+        members.append(target.id)
     reparent: dict[str, str | None] = {}
-    shift: dict[str, int] = {}
-    for mid, level in members.items():
+    for mid in members:
         for ch in children_of.get(mid, ()):
             if ch.id not in members:
                 reparent[ch.id] = question.parent_id
-                shift[ch.id] = level + 1
-    return RoundPlan(frozenset(members), reparent, shift, question.parent_id)
+    return RoundPlan(frozenset(members), reparent, question.parent_id)
 
 
 def streaming_in(nodes: Iterable[Node]) -> list[str]:
@@ -109,7 +106,12 @@ def level_ancestor_step(
 ) -> str | None:
     """The next message on the way up from a message at ``depth`` to its ancestor at
     ``target_depth``: the jump when it does not overshoot (and is not the message itself), else
-    the parent. The SQL walk in ``tree_store.newest_descendant`` applies the same rule."""
+    the parent. The SQL walk in ``tree_store.newest_descendant`` applies the same rule, and also
+    takes the parent when the jump names a message a round deletion removed (an absent pointer).
+
+    Depths here are positions (docs/data-model.md): they grow from parent to child and may skip
+    where a round was deleted; the walk needs nothing more. Skipped positions only make the
+    pointers built below them less even (spans are measured in positions), never wrong."""
     jid, jd = jump
     if jid is not None and jd is not None and target_depth <= jd < depth:
         return jid
@@ -118,8 +120,8 @@ def level_ancestor_step(
 
 def fill_jumps(rows: list[dict]) -> None:
     """Set ``jump_id``/``jump_depth`` on message rows written in bulk (imports, shared copies),
-    as ``jump_for`` would one by one. ``rows`` have ``id``, ``parent_id`` and an exact ``depth``,
-    parents before children; a parent outside ``rows`` counts as a message without a pointer
+    as ``jump_for`` would one by one. ``rows`` have ``id``, ``parent_id`` and ``depth`` (a
+    position: greater than the parent's), parents before children; a parent outside ``rows`` counts as a message without a pointer
     (the child then points at its parent: still an ancestor, so still correct)."""
     by_id: dict[str, dict] = {}
     for r in rows:
@@ -131,5 +133,6 @@ def fill_jumps(rows: list[dict]) -> None:
             pj: Jump = (p["jump_id"], p["jump_depth"]) if p else (None, None)
             j = by_id.get(pj[0]) if pj[0] is not None else None
             jj: Jump = (j["jump_id"], j["jump_depth"]) if j else (None, None)
-            r["jump_id"], r["jump_depth"] = jump_for(pid, r["depth"] - 1, pj, jj)
+            pd = p["depth"] if p else r["depth"] - 1
+            r["jump_id"], r["jump_depth"] = jump_for(pid, pd, pj, jj)
         by_id[r["id"]] = r

@@ -89,9 +89,10 @@ def _authored(conv, speaker: str, extra: dict) -> str:
 
 
 async def _child_place(c: AsyncConnection, conv_id: str, parent_id: str | None) -> dict:
-    """The ``depth`` and jump pointer (``dag.jump_for``) of a new child of ``parent_id`` (depth 0
-    and no pointer for a root); the parent must be in the conversation. One statement: the
-    parent's row joined with its jump's row."""
+    """The ``depth`` (a position: the parent's + 1; docs/data-model.md) and jump pointer
+    (``dag.jump_for``) of a new child of ``parent_id`` (0 and no pointer for a root); the parent
+    must be in the conversation. One statement: the parent's row joined with its jump's row (a
+    jump a round deletion removed joins nothing, and the child then points at its parent)."""
     if parent_id is None:
         return {"depth": 0}
     j = t.messages.alias("j")

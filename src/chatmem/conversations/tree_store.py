@@ -26,7 +26,6 @@ from sqlalchemy import (
     func,
     insert,
     literal,
-    or_,
     select,
     text,
     tuple_,
@@ -44,9 +43,17 @@ C = t.conversations.c
 M = t.messages.c
 
 
-def _path_cte(conv_id: str, start: str, limit: int, cols: tuple[str, ...] = ("id", "parent_id")):
+def _path_cte(
+    conv_id: str,
+    start: str,
+    limit: int | None,
+    cols: tuple[str, ...] = ("id", "parent_id"),
+    *,
+    floor: int | None = None,
+):
     """Recursive CTE of message ``cols`` plus ``n`` walking parent links up from ``start``
-    (n = 1 at ``start``, at most ``limit``).
+    (n = 1 at ``start``, at most ``limit`` unless None); with ``floor`` (``cols`` then hold ``depth``) the
+    walk also stops at the first message whose position is ``floor`` or less (it is included).
 
     Each step is one primary-key lookup, so the cost depends on ``limit``, not on the depth.
     On PostgreSQL the CTE carries every column the caller needs, so nothing joins back to
@@ -58,9 +65,12 @@ def _path_cte(conv_id: str, start: str, limit: int, cols: tuple[str, ...] = ("id
     )
     path = seed.cte("path", recursive=True)
     m = t.messages.alias("m")
+    more = [] if limit is None else [path.c.n < limit]
+    if floor is not None:
+        more.append(path.c.depth > floor)
     return path.union_all(
         select(*(m.c[k] for k in cols), (path.c.n + 1).label("n")).where(
-            m.c.id == path.c.parent_id, path.c.n < limit
+            m.c.id == path.c.parent_id, *more
         )
     )
 
@@ -92,15 +102,18 @@ async def path_ids(c: AsyncConnection, conv_id: str, start: str | None, limit: i
 
 
 async def path_oldest_ids(
-    c: AsyncConnection, conv_id: str, start: str | None, limit: int, count: int
+    c: AsyncConnection, conv_id: str, start: str | None, floor: int, count: int
 ) -> list[str]:
-    """The ``count`` ids furthest from ``start`` among the first ``limit`` on its path up,
-    oldest first: with ``limit`` = the depth span to a known ancestor, the oldest messages below
-    it (the walk costs ``limit`` index lookups; only ``count`` ids come back)."""
-    if start is None or limit <= 0 or count <= 0:
+    """The ``count`` oldest ids on the path up from ``start`` as far as the first message at
+    position ``floor`` or less (included; ``floor`` < 0: the root), oldest first: with ``floor``
+    = a known message's ``depth``, that message (when it is an ancestor) and the oldest messages
+    below it. Positions may skip (docs/data-model.md, ``depth``), so the walk is bounded by
+    position, not by a count; it costs one index lookup per message walked, only ``count`` ids
+    come back."""
+    if start is None or count <= 0:
         return []
-    path = _path_cte(conv_id, start, limit)
-    q = select(path.c.id).where(path.c.n > limit - count).order_by(path.c.n.desc())
+    path = _path_cte(conv_id, start, None, ("id", "parent_id", "depth"), floor=floor)
+    q = select(path.c.id).order_by(path.c.n.desc()).limit(count)
     return [r.id for r in (await c.execute(q)).all()]
 
 
@@ -248,16 +261,25 @@ async def _newest_messages(
 
 def _up_step(dialect: str) -> str:
     """The recursive step of ``_descending_from``: the jump when it does not overshoot the target
-    depth, else the parent (``dag.level_ancestor_step``); PostgreSQL probes through LATERAL
+    position and its message still exists, else the parent (``dag.level_ancestor_step``).
+
+    A pointer may name a message a round deletion removed (deleting leaves the rows below alone:
+    docs/data-model.md, ``depth``): such a pointer counts as absent — the walk takes the parent,
+    an ancestor still — at the cost of one more primary-key probe per usable jump. Ids are never
+    reused, so a dangling pointer can never land elsewhere. PostgreSQL probes through LATERAL
     (``_subtree_cte`` says why)."""
-    nxt = """CASE WHEN up.jump_id IS NOT NULL AND up.jump_depth >= :d AND up.jump_depth < up.depth
-                  THEN up.jump_id ELSE up.parent_id END"""
+    usable = "up.jump_depth >= :d AND up.jump_depth < up.depth"
     cols = "m.id, m.parent_id, m.depth, m.jump_id, m.jump_depth"
     if dialect == "postgresql":
+        jump = f"SELECT j.id FROM messages j WHERE j.id = up.jump_id AND {usable}"
         return f"""SELECT up.leaf, ch.* FROM up CROSS JOIN LATERAL (
-                       SELECT {cols} FROM messages m WHERE m.id = {nxt} OFFSET 0) ch
+                       SELECT {cols} FROM messages m
+                       WHERE m.id = COALESCE(({jump}), up.parent_id) OFFSET 0) ch
                    WHERE up.depth > :d"""
-    return f"SELECT up.leaf, {cols} FROM up JOIN messages m ON m.id = {nxt} WHERE up.depth > :d"
+    return f"""SELECT up.leaf, {cols} FROM up
+               LEFT JOIN messages j ON j.id = up.jump_id AND {usable}
+               JOIN messages m ON m.id = COALESCE(j.id, up.parent_id)
+               WHERE up.depth > :d"""
 
 
 async def _descending_from(
@@ -314,31 +336,16 @@ async def children_nodes(
     return out
 
 
-#: The depth shift of a moved subtree, with its jump pointers kept exact: a pointer into the
-#: subtree rises with it, one into the deleted round (depths ``lo`` < d <= ``top``) now points at
-#: the round's parent (``np``, at depth ``lo``; none when the round was a root), one above stays.
-_SHIFT = """
-    UPDATE messages SET depth = depth - :shift,
-        jump_id = CASE WHEN jump_depth > :top THEN jump_id
-                       WHEN jump_depth > :lo THEN CAST(:np AS TEXT) ELSE jump_id END,
-        jump_depth = CASE WHEN jump_depth > :top THEN jump_depth - :shift
-                          WHEN jump_depth > :lo THEN CAST(:npd AS BIGINT) ELSE jump_depth END
-    WHERE id IN (SELECT id FROM sub)"""
-
-
 async def apply_round_delete(c: AsyncConnection, conv_id: str, plan: dag.RoundPlan) -> int:
-    """Move surviving children to the round's parent, fix their depths (exact: the distance to
-    the root, which the API shows and the memory cursor counts with) and jump pointers, delete
-    the round. The shift rewrites every message below the round — O(that subtree)."""
-    lo = -1
-    if plan.new_parent is not None:
-        lo = (await c.execute(select(M.depth).where(M.id == plan.new_parent))).scalar_one()
+    """Move surviving children to the round's parent and delete the round: O(what changes) — a
+    statement per moved child, whatever lies below it.
+
+    Nothing below a moved child is rewritten: ``depth`` is a position (it only has to grow from
+    parent to child, so the moved subtrees keep theirs and the path skips the deleted levels),
+    and jump pointers into the round dangle — the level-ancestor walk treats a pointer to a
+    missing message as absent (``_up_step``). docs/data-model.md, ``depth``, says why."""
     for child, new_parent in plan.reparent.items():
         await c.execute(update(t.messages).where(M.id == child).values(parent_id=new_parent))
-        shift = plan.depth_shift[child]
-        params = {"start": child, "cid": conv_id, "shift": shift, "lo": lo, "top": lo + shift}
-        params.update(np=new_parent, npd=lo if new_parent is not None else None)
-        await c.execute(text(_subtree_cte(c.dialect.name) + _SHIFT), params)
     members = and_(M.conversation_id == conv_id, M.id.in_(sorted(plan.delete_ids)))
     # Count first: on SQLite the rowcount of the DELETE misses rows removed by the parent_id
     # cascade (an answer goes with its question before the statement reaches it).
@@ -365,6 +372,10 @@ _FORK_SET = (
 )
 
 
+#: the source columns a copy reads: its own (less those ``_FORK_SET`` sets) and its jump pointer
+_COPY_READ = (*(k for k in _ALL if k not in _FORK_SET), "jump_id", "jump_depth")
+
+
 def _block_id(c: AsyncConnection, head: str, low: int, index):
     """The id ``index`` (0-based) of the block ``ids.id_block`` reserved: ``head`` + 8 hex
     digits of ``low + index`` — computed per row, so the statement binds two values whatever
@@ -380,46 +391,54 @@ def _block_id(c: AsyncConnection, head: str, low: int, index):
 async def copy_path(
     c: AsyncConnection, conv_id: str, start: str, limit: int, new_conv, user_id: str
 ) -> tuple[str | None, int]:
-    """Copy the path up from ``start`` (at most ``limit`` messages) into ``new_conv`` as a chain;
-    (the copy's leaf, how many of the copies are still streaming — the caller refuses those).
+    """Copy the path up from ``start`` into ``new_conv`` as a chain: the messages at the
+    ``limit`` positions above and at ``start``'s (all of them unless the path is longer, so at
+    most ``limit``); (the copy's leaf, how many of the copies are still streaming — the caller
+    refuses those).
 
     ONE walk of the path, inside ONE ``INSERT … SELECT``: the rows never travel through Python (a
-    fork of 10,000 messages used to decode and re-encode every row), and the count comes from the
-    start's stored ``depth`` (exact: the distance to the root, kept so by every tree operation)
-    instead of a second walk. The new ids are one block (``ids.id_block``) computed in the
-    statement: the copy at depth d takes the d-th, its parent the (d-1)-th; each copy's jump
-    pointer is the copy of its source's (``_copied`` then reads the counters back)."""
+    fork of 10,000 messages used to decode and re-encode every row). Each copy keeps its
+    source's position less ``cut`` (the lowest copied position): a path no round deletion
+    touched is copied with exact depths from 0, one that skips keeps its gaps. The new ids are
+    one block (``ids.id_block``) computed in the statement, indexed by position: the copy at
+    position p takes the p-th, its parent the id of the next message up's position (``LEAD``
+    over the walk), each copy's jump pointer the copy of its source's (``_copied`` then reads
+    the counters back)."""
     row = (
         await c.execute(select(M.depth).where(M.id == start, M.conversation_id == conv_id))
     ).first()
     if row is None or limit <= 0:
         return None, 0
-    count = min(int(row.depth) + 1, limit)
-    head, low = id_block("msg", count)
+    top_pos = int(row.depth)
+    cut = max(0, top_pos + 1 - limit)
+    head, low = id_block("msg", top_pos + 1 - cut)
     cols = [k for k in _ALL if k not in _FORK_SET]
-    path = _path_cte(conv_id, start, count, ("id", "parent_id"))
+    path = _path_cte(conv_id, start, None, ("id", "parent_id", "depth"), floor=cut)
     m = t.messages.alias("src")
-    depth = count - path.c.n  # n = 1 at ``start`` (the leaf of the copy)
-    top = or_(path.c.n == count, path.c.parent_id.is_(None))
-    # the copies' jump pointers: the copy of the source's jump (the path is copied whole above
-    # ``start``, less the ``cut`` oldest messages a ``limit`` left out)
-    cut = int(row.depth) + 1 - count
-    jd = m.c.jump_depth - cut
-    jumps = and_(m.c.jump_id.is_not(None), m.c.jump_depth >= cut, m.c.jump_depth < m.c.depth)
+    up = func.lead(path.c.depth).over(order_by=path.c.n)  # the parent's position
+    rows = (
+        select(path.c.depth.label("pos"), up.label("up"), *(m.c[k] for k in _COPY_READ))
+        .join_from(path, m, m.c.id == path.c.id)
+        .where(path.c.depth >= cut)
+        .subquery("rows")
+    )
+    r = rows.c
+    # the copies' jump pointers: the copy of the source's jump when it lies in the copied span
+    jumps = and_(r.jump_id.is_not(None), r.jump_depth >= cut, r.jump_depth < r.pos)
     sel = select(
-        _block_id(c, head, low, depth),
+        _block_id(c, head, low, r.pos - cut),
         literal(new_conv.id),
-        case((top, None), else_=_block_id(c, head, low, depth - 1)),
-        depth,
+        case((r.up.is_(None), None), else_=_block_id(c, head, low, r.up - cut)),
+        r.pos - cut,
         literal(user_id),
         literal(new_conv.agent_id),
-        case((jumps, _block_id(c, head, low, jd)), else_=None),
-        case((jumps, jd), else_=None),
-        *(m.c[k] for k in cols),
-    ).join_from(path, m, m.c.id == path.c.id)
+        case((jumps, _block_id(c, head, low, r.jump_depth - cut)), else_=None),
+        case((jumps, r.jump_depth - cut), else_=None),
+        *(r[k] for k in cols),
+    )
     stmt = insert(t.messages).from_select([*_FORK_SET, *cols], sel)
     await c.execute(stmt)  # (no rowcount: on SQLite the statement starts with its WITH)
-    leaf = f"{head}{low + count - 1:08x}"
+    leaf = f"{head}{low + top_pos - cut:08x}"
     return leaf, await _copied(c, new_conv.id, leaf, user_id)
 
 

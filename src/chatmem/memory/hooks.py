@@ -71,11 +71,10 @@ async def unseen_ids(c, conv, count: int) -> list[str]:
     if leaf is None or count <= 0 or cursor == leaf.id:
         return []
     if cursor is None:
-        return await tree_store.path_oldest_ids(c, conv.id, leaf.id, leaf.depth + 1, count)
+        return await tree_store.path_oldest_ids(c, conv.id, leaf.id, -1, count)
     cur = await store.message_marker(c, conv.id, cursor)
     if cur is not None and cur.depth < leaf.depth:
-        span = leaf.depth - cur.depth
-        ids = await tree_store.path_oldest_ids(c, conv.id, leaf.id, span + 1, count + 1)
+        ids = await tree_store.path_oldest_ids(c, conv.id, leaf.id, cur.depth, count + 1)
         if ids and ids[0] == cur.id:
             return ids[1:]
     path = await tree_store.path_ids(c, conv.id, leaf.id, leaf.depth + 1)

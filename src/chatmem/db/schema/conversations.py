@@ -171,7 +171,7 @@ messages = Table(
     _fk("agent_id", "agents.id", "CASCADE", nullable=True),
     _json("metadata", "{}"),
     # + chatmem
-    _big("depth"),  # root = 0; makes path paging and sibling math cheap
+    _big("depth"),  # a position: root = 0, parent + 1; skips after a round deletion (data-model)
     # + a skew-binary jump pointer (migration 0018, conversations/dag.jump_for): an ancestor and
     #   its depth; NULL = the message itself (roots, rows written before 0018). Lets a switch test
     #   "is X an ancestor of this leaf" in O(log depth) lookups (tree_store.newest_descendant).
