@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sqlalchemy import event, insert
+from sqlalchemy import event, insert, select
 
 from chatmem.agents import store as agents_store
 from chatmem.auth.models import Principal
@@ -25,6 +25,7 @@ from chatmem.db.ids import new_id
 from chatmem.memory import service as memory_service
 from chatmem.memory import store as memory_store
 from chatmem.projects import store as projects_store
+from chatmem.search import service as search_service
 from chatmem.search import store as search_store
 
 OTHERS = 300
@@ -176,5 +177,63 @@ async def test_user_scoped_reads_use_user_leading_indexes(db_url):
             if bad:
                 problems[" ".join(sql.split())[:160]] = bad
         assert not problems, problems
+    finally:
+        await db.dispose()
+
+
+async def _fill_messages(db: Database, word: str) -> None:
+    """100 messages for each user, ``word`` in every other one."""
+    async with db.write() as c:
+        users = (await c.execute(select(t.users.c.id))).scalars().all()
+        convs, msgs = [], []
+        for u in users:
+            cid = new_id("c")
+            convs.append({"id": cid, "user_id": u, "created_at": 1, "updated_at": 1})
+            for i in range(100):
+                body = f"{word if i % 2 else 'other'} text {i}"
+                msgs.append(
+                    {
+                        "id": new_id("msg"),
+                        "conversation_id": cid,
+                        "user_id": u,
+                        "role": "user",
+                        "search_text": body,
+                        "created_at": 1_700_000_000_000 + i,
+                        "depth": i,
+                    }
+                )
+        await c.execute(insert(t.conversations), convs)
+        await c.execute(insert(t.messages), msgs)
+    if db.dialect == "postgresql":
+        async with db.engine.connect() as c:
+            await c.exec_driver_sql("ANALYZE")
+            await c.commit()
+
+
+@pytest.mark.asyncio
+async def test_search_walks_a_users_messages_newest_first_for_a_common_word(db_url):
+    """Searching a word in half the messages: on PostgreSQL the newest matches come from a walk
+    of the user's own messages down ``idx_messages_user_recent`` (migration 0019) — no GIN bitmap
+    of every match, no sort; on SQLite from FTS5, which reads the newest matches first."""
+    db = Database(db_url)
+    try:
+        me = await _fill(db)
+        await _fill_messages(db, "plum")
+        with Capture(db) as cap:
+            found = await search_service.search(db, Principal(id=me, email="x@y.z"), "plum")
+        assert len(found["messages"]) == search_service.MESSAGE_LIMIT
+        walks = [(s, prm) for s, prm in cap.seen if "ORDER BY created_at DESC, id DESC LIMIT" in s]
+        if db.dialect == "sqlite":
+            assert walks == []
+            return
+        [(sql, params)] = walks
+        async with db.engine.connect() as c:
+            raw = (await c.exec_driver_sql("EXPLAIN (FORMAT JSON) " + sql, params)).scalar()
+        plan = (json.loads(raw) if isinstance(raw, str) else raw)[0]
+        nodes = list(_pg_nodes(plan["Plan"]))
+        names = {n.get("Index Name") for n in nodes}
+        kinds = {n["Node Type"] for n in nodes}
+        assert "idx_messages_user_recent" in names, nodes
+        assert "idx_messages_fts" not in names and "Sort" not in kinds, nodes
     finally:
         await db.dispose()

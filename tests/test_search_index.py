@@ -237,3 +237,94 @@ async def test_the_words_alone_decide_only_a_page_of_the_owners_own(app, new_use
     assert await newest(v, 2) == theirs[::-1]
     r = await u.client.get("/api/search", params={"q": "kiwi"})
     assert sorted(m["id"] for m in r.json()["messages"]) == sorted(mine)
+
+
+async def test_the_recency_walk_finds_what_the_index_finds(app, new_user):
+    """PostgreSQL's recency walk (``_walk_owner``: a word ANALYZE shows in a large share of the
+    messages) returns exactly the owner's newest matches the index returns — when its page fills,
+    when it reaches the owner's oldest message — and gives up (None) when its bound runs out
+    before it is sure. ``match`` answers the same with or without it, on both databases (SQLite
+    never walks: its index reads the newest matches first)."""
+    u, v = await new_user(), await new_user()
+    db = db_of(app)
+    cu = (await new_conv(u.client))["id"]
+    cv = (await new_conv(v.client))["id"]
+    texts = [
+        f"{'plum ' if i % 2 == 0 else ''}day {i}{' fig' if i % 20 == 0 else ''}" for i in range(60)
+    ]
+    await insert_chain(app, cu, [{"role": "user", "text": x} for x in texts])
+    await insert_chain(app, cv, [{"role": "user", "text": f"plum of v {i}"} for i in range(20)])
+    scope = [tm.scope_token(u.id)]
+
+    async def newest(terms: list[str], limit: int, **kw) -> list[str]:
+        async with db.read() as c:
+            return await index.match(
+                c, scope, terms, all_terms=True, newest_first=True, limit=limit, owner=u.id, **kw
+            )
+
+    for terms, prefix in ((["plum"], False), (["pl"], True), (["plum", "fig"], False)):
+        for limit in (10, 40):
+            found = await newest(terms, limit, prefix_last=prefix)
+            assert found == await newest(terms, limit, prefix_last=prefix, share=0.5)
+            assert len(found) == min(limit, 3 if "fig" in terms else 30)
+    if db.sqlite:
+        return
+
+    async def walk(q: str, share: float, limit: int) -> list[str] | None:
+        async with db.read() as c:
+            return await index._walk_owner(c, u.id, q, share, limit, "simple")
+
+    plums = await newest(["plum"], 40)
+    assert await walk("'plum'", 0.5, 10) == plums[:10]  # 40 rows read, the page filled
+    assert await walk("'pl':*", 0.5, 10) == plums[:10]
+    assert await walk("'plum'", 0.5, 40) == plums  # 160 allowed: every one of u's 60 read
+    assert await walk("'fig'", 0.5, 10) is None  # 40 of u's 60 read, 2 found: not sure
+    assert await walk("'fig'", 0.1, 10) == await newest(["fig"], 10)  # 200 allowed: all read
+    assert await walk("'plum'", 1e-4, 10) is None  # a bound over WALK_ROWS: not tried
+
+
+async def test_statistics_tell_common_words_and_search_answers_the_same(app, new_user, monkeypatch):
+    """``index.common`` reads ANALYZE's shares of the most common lexemes on PostgreSQL (nothing
+    on SQLite, nor before ANALYZE). A search using them — document frequencies not counted, the
+    last word not asked as a prefix, the newest matches found by the recency walk — answers
+    exactly what it answers without them."""
+    u, v = await new_user(), await new_user()
+    db = db_of(app)
+    cu = (await new_conv(u.client, title="orchard notes"))["id"]
+    cv = (await new_conv(v.client))["id"]
+    texts = [
+        f"{'plum tart' if i % 2 == 0 else 'plumber visit'} {'quince ' * (i % 3)}day {i}"
+        for i in range(300)
+    ]
+    await insert_chain(app, cu, [{"role": "user", "text": x} for x in texts])
+    await insert_chain(app, cv, [{"role": "user", "text": f"plum of v {i}"} for i in range(100)])
+    queries = ["plum", "plum quince", "quince plu", "plumber", "tart day"]
+
+    async def answers() -> list[dict]:
+        out = []
+        for q in queries:
+            r = await u.client.get("/api/search", params={"q": q})
+            assert r.status_code == 200, r.text
+            out.append(r.json())
+        return out
+
+    monkeypatch.setattr(index, "DF_CAP", 20)  # "plum" (in 250 of 400) is then everywhere
+    monkeypatch.setattr(index, "SCOPE_CAP", 400)
+    before = await answers()
+    async with db.read() as c:
+        assert await index.common(c, ["plum"]) == index.Common()  # no statistics yet
+    if not db.sqlite:
+        async with db.engine.connect() as c:
+            await c.exec_driver_sql("ANALYZE messages")
+            await c.commit()
+    async with db.read() as c:
+        known = await index.common(c, ["plum", "quince", "nowhere"])
+    if db.sqlite:
+        assert known == index.Common()
+    else:
+        assert known.rows == 400
+        assert abs(known.share["plum"] - 0.625) < 0.01  # 150 of u's, 100 of v's
+        assert known.everywhere("plum")
+        assert known.share_of_all(["plum", "nowhere"]) is None
+    assert await answers() == before
+    assert [m["snippet"] for m in before[0]["messages"]][:1]  # the queries do find messages

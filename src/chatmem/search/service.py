@@ -76,7 +76,7 @@ async def _none() -> list[dict]:
     return []
 
 
-async def _frequencies(c, scope, terms: list[str], prefix: bool, config: str):
+async def _frequencies(c, scope, terms: list[str], prefix: bool, config: str, known: index.Common):
     """(n_docs, df) for BM25. Every candidate has every word: the frequencies only weigh the
     words against each other, so the user's history size need not be counted — and one word
     needs none (its idf is the same positive factor for every candidate: the order is that of
@@ -84,28 +84,37 @@ async def _frequencies(c, scope, terms: list[str], prefix: bool, config: str):
     index (``scoped=False``): capped, they cost the same at 10k and 1M messages, where
     intersecting each word with the user's scope read the user's million index entries. An idf
     from every user's messages weighs words as well as the user's own (only counts leave the
-    database)."""
+    database). A word PostgreSQL's statistics show everywhere (``known``) is not counted: its
+    capped count is ``DF_CAP``, and counting it would build GIN's bitmap of every match."""
     if len(set(terms)) < 2:
         return 0, dict[str, int]()
-    return await index.frequencies(
+    df = {x: index.DF_CAP for x in terms if known.everywhere(x)}
+    rest = [x for x in terms if x not in df]
+    if not rest:
+        return index.SCOPE_CAP, df
+    n_docs, counted = await index.frequencies(
         c,
         scope,
-        terms,
+        rest,
         scope_size=index.SCOPE_CAP,
-        prefix_last=prefix,
+        prefix_last=prefix and rest[-1] == terms[-1],
         config=config,
         cap=index.DF_CAP,
         scoped=False,
     )
+    return n_docs, {x: df.get(x, counted.get(x, 0)) for x in terms}
 
 
 async def _messages(c, user_id, owner, scope, allowed, terms, prefix, config) -> list[dict]:
     """The ranked message hits: the newest ``CANDIDATES`` matches, ranked by BM25. ``owner``
     (personal search: the caller) lets the index try the words alone (``index.match``)."""
-    n_docs, df = await _frequencies(c, scope, terms, prefix, config)
+    known = await index.common(c, terms, config=config)
+    n_docs, df = await _frequencies(c, scope, terms, prefix, config, known)
     asked = _narrowed(terms, df) if index.words_checkable(c, config) else terms
     as_prefix = prefix and asked[-1] == terms[-1]
-    if as_prefix and df.get(asked[-1], index.DF_CAP) >= index.DF_CAP:
+    if as_prefix and known.everywhere(asked[-1]):
+        as_prefix = False
+    elif as_prefix and df.get(asked[-1], index.DF_CAP) >= index.DF_CAP:
         # a last word already in DF_CAP messages as a whole word is asked as that word, not as
         # a prefix: the engines answer a prefix by merging the entries of every word it starts
         # (SQLite FTS5 all of them before the first result — "garden*" read 600k entries,
@@ -122,6 +131,7 @@ async def _messages(c, user_id, owner, scope, allowed, terms, prefix, config) ->
         limit=CANDIDATES,
         config=config,
         owner=owner,
+        share=known.share_of_all(asked),
     )
     hits = await index.rows(c, user_id, ids, conversations=allowed)
     if asked != terms:
