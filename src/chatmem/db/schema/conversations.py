@@ -177,7 +177,7 @@ messages = Table(
     #   "is X an ancestor of this leaf" in O(log depth) lookups (tree_store.newest_descendant).
     Column("jump_id", Text, nullable=True),
     Column("jump_depth", Millis, nullable=True),
-    Index("idx_messages_conv", "conversation_id"),
+    # (no single-column conversation_id index: the composite ones below lead with it; 0020)
     Index("idx_messages_parent", "parent_id"),
     Index("idx_messages_conv_created", "conversation_id", "created_at"),
     Index("idx_messages_role_created", "role", "created_at"),
