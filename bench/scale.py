@@ -11,8 +11,8 @@ machine load), it times:
              write transaction is what blocks SQLite's writers                 ratio ≤ 2
   switch     switch_leaf to a message near the root vs near the leaf of the 10,000-deep path
              (the near-root one has the whole path below it)        near-root ÷ near-leaf ≤ 3
-  delete     delete_round of a round near the root vs near the leaf (every later message is
-             reattached and its depth shifted)                      near-root ÷ near-leaf ≤ 3
+  delete     delete_round of a round near the root vs near the leaf (the round's children are
+             reattached; nothing below them is rewritten)           near-root ÷ near-leaf ≤ 3
   fork       fork of the 10,000-message path                                          ≤ 0.2 s
 
 PostgreSQL runs when CHATMEM_BENCH_POSTGRES_URL or CHATMEM_TEST_POSTGRES_URL names a server

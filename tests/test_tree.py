@@ -11,6 +11,9 @@ import re
 import pytest
 from sqlalchemy import update
 
+from chatmem.auth.models import Principal
+from chatmem.conversations import service
+from chatmem.conversations.wire import ForkIn
 from chatmem.db import schema as t
 from chatmem.db.ids import id_block, new_id
 
@@ -304,6 +307,45 @@ async def test_fork_copies_active_path(new_user, app):
     # the fork is a conversation of its own: appending there leaves the source alone
     await say(a.client, f["id"], "only in fork")
     assert texts(await path(a.client, cid))[-1] == "a3"
+
+
+async def test_fork_of_a_path_that_skips_positions(new_user, app):
+    """After a round deletion the path skips positions; a fork copies it with its positions
+    (less the lowest copied one, so the copy's root is at 0), parents and jump pointers in the
+    copy, and a ``limit`` counts positions: at most that many messages."""
+    a = await new_user()
+    cid = (await new_conv(a.client))["id"]
+    made = [await say(a.client, cid, f"m{i}", role=("user", "assistant")[i % 2]) for i in range(12)]
+    r = await a.client.delete(f"/api/conversations/{cid}/messages/{made[4]['id']}")  # m4 + m5
+    assert r.status_code == 200, r.text
+    src = await path(a.client, cid)
+    assert [m["depth"] for m in src] == [0, 1, 2, 3, 6, 7, 8, 9, 10, 11]
+    db, p = app.state.runtime.db, Principal(id=a.id, email="x@example.com")
+    whole = await service.fork(db, p, cid, ForkIn())
+    items = await path(a.client, whole["id"])
+    assert texts(items) == texts(src) and [m["depth"] for m in items] == [m["depth"] for m in src]
+    assert [m["parent_id"] for m in items[1:]] == [m["id"] for m in items[:-1]]
+    assert whole["message_count"] == 10 and whole["active_leaf_id"] == items[-1]["id"]
+    # limit 7: positions 5..11 may be copied (m6..m11: six messages), shifted to start at 0
+    part = await service.fork(db, p, cid, ForkIn(), limit=7)
+    items = await path(a.client, part["id"])
+    assert texts(items) == [f"m{i}" for i in range(6, 12)] and items[0]["parent_id"] is None
+    assert [m["depth"] for m in items] == list(range(6))
+    assert [m["parent_id"] for m in items[1:]] == [m["id"] for m in items[:-1]]
+    # every copied pointer is an ancestor at its position, or names no message at all
+    for fork in (whole, part):
+        got = {r.id: r for r in await rows(app, t.messages, M.conversation_id == fork["id"])}
+        for r in got.values():
+            if r.jump_id in got:
+                assert got[r.jump_id].depth == r.jump_depth < r.depth
+            else:
+                assert r.jump_id is None or await count(app, t.messages, M.id == r.jump_id) == 0
+        # switching in the copy finds leaves through those pointers
+        first = min(got.values(), key=lambda r: r.depth)
+        out = await a.client.patch(
+            f"/api/conversations/{fork['id']}/active-leaf", json={"leaf_id": first.id}
+        )
+        assert out.json()["active_leaf_id"] == fork["active_leaf_id"]
 
 
 def test_id_blocks_are_consecutive_and_unique():

@@ -242,6 +242,7 @@ class TreeMachine(RuleBasedStateMachine):
         # adopt the server's ids: the fork is a chain in path order
         rows = self.db_rows(out["id"])[0]
         by_depth = sorted(rows, key=lambda r: r.depth)
+        assert not rows or by_depth[0].depth == 0  # a copy's root is at position 0
         mapping = dict(
             zip(
                 sorted(copy.nodes, key=lambda k: copy.nodes[k].seq),

@@ -2,7 +2,7 @@
 
 Why it exists: these statements walk the tree (recursive CTEs up parent links or down child
 links, the level-ancestor walk over the skew-binary jump pointers of ``dag.jump_for``) and keep
-it consistent when it changes shape (a round's deletion re-parents and shifts a subtree, a fork
+it consistent when it changes shape (a round's deletion re-parents the surviving children, a fork
 copies a path in one ``INSERT … SELECT``). They share the walks' dialect tricks (LATERAL probes
 on PostgreSQL) and the depth/jump invariants, and none of them is row CRUD — which stays in
 ``store.py`` with the conversation list query. Same contract as ``store.py``: each function takes
@@ -398,10 +398,11 @@ async def copy_path(
 
     ONE walk of the path, inside ONE ``INSERT … SELECT``: the rows never travel through Python (a
     fork of 10,000 messages used to decode and re-encode every row). Each copy keeps its
-    source's position less ``cut`` (the lowest copied position): a path no round deletion
-    touched is copied with exact depths from 0, one that skips keeps its gaps. The new ids are
-    one block (``ids.id_block``) computed in the statement, indexed by position: the copy at
-    position p takes the p-th, its parent the id of the next message up's position (``LEAD``
+    source's position less the lowest copied one (``MIN`` over the walk), so the copy's root is
+    at 0: a path no round deletion touched is copied with exact depths, one that skips keeps its
+    gaps. The new ids are one block (``ids.id_block``) computed in the statement, indexed by the
+    source position less ``cut`` (the lowest position the limit allows): the copy of the message
+    at p takes the (p - cut)-th, its parent the id of the next message up's position (``LEAD``
     over the walk), each copy's jump pointer the copy of its source's (``_copied`` then reads
     the counters back)."""
     row = (
@@ -416,24 +417,30 @@ async def copy_path(
     path = _path_cte(conv_id, start, None, ("id", "parent_id", "depth"), floor=cut)
     m = t.messages.alias("src")
     up = func.lead(path.c.depth).over(order_by=path.c.n)  # the parent's position
+    lowest = func.min(path.c.depth).over()  # the lowest copied position: the copy's root is at 0
     rows = (
-        select(path.c.depth.label("pos"), up.label("up"), *(m.c[k] for k in _COPY_READ))
+        select(
+            path.c.depth.label("pos"),
+            up.label("up"),
+            lowest.label("lowest"),
+            *(m.c[k] for k in _COPY_READ),
+        )
         .join_from(path, m, m.c.id == path.c.id)
         .where(path.c.depth >= cut)
         .subquery("rows")
     )
     r = rows.c
     # the copies' jump pointers: the copy of the source's jump when it lies in the copied span
-    jumps = and_(r.jump_id.is_not(None), r.jump_depth >= cut, r.jump_depth < r.pos)
+    jumps = and_(r.jump_id.is_not(None), r.jump_depth >= r.lowest, r.jump_depth < r.pos)
     sel = select(
         _block_id(c, head, low, r.pos - cut),
         literal(new_conv.id),
         case((r.up.is_(None), None), else_=_block_id(c, head, low, r.up - cut)),
-        r.pos - cut,
+        r.pos - r.lowest,
         literal(user_id),
         literal(new_conv.agent_id),
         case((jumps, _block_id(c, head, low, r.jump_depth - cut)), else_=None),
-        case((jumps, r.jump_depth - cut), else_=None),
+        case((jumps, r.jump_depth - r.lowest), else_=None),
         *(r[k] for k in cols),
     )
     stmt = insert(t.messages).from_select([*_FORK_SET, *cols], sel)
