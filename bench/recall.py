@@ -18,7 +18,7 @@ in the database (``--search``; the big corpus is bulk-inserted with SQL, the que
 API). Figures, not pass/fail.
 
 Usage: ``.venv/bin/python bench/recall.py [--conversations 10] [--turns 400] [--window 8192]
-[--postgres] [--latency] [--search] [--embedder hashing]``.
+[--postgres] [--latency [--baseline SRC]] [--search] [--embedder hashing]``.
 """
 
 from __future__ import annotations
@@ -263,10 +263,8 @@ def print_table(title: str, res: dict) -> None:
 # ── latency of recall at 100 vs 10,000 messages ─────────────────────────────────────────────────
 
 
-def latency(client, admin, model: str) -> None:
-    """Recall's own time inside the turn (measured by the server, ``report.recall.ms``) on a
-    100- and a 10,000-message conversation, questions alternating between the two so load hits
-    both alike; the first question of each (a cold path cache: one walk to the root) apart."""
+def _latency_convs(client, admin) -> dict:
+    """{size: (conversation, id, leaf)}: a 100- and a 10,000-message conversation, imported."""
     convs = {}
     for n in (100, 10_000):
         conv = generate(seed=900 + n, turns=n, n_facts=30)
@@ -276,30 +274,60 @@ def latency(client, admin, model: str) -> None:
             t.text = t.text + " " + " ".join(["(and so on, as one does in long chats)"] * 12)
         convs[n] = (conv, *ingest_import(client, conv, f"latency {n}"))
     wait_jobs(admin)
-    ms: dict[int, list[float]] = {100: [], 10_000: []}
-    cold: dict[int, float] = {}
-    found: dict[int, list[int]] = {100: [], 10_000: []}
-    for k in range(30):
-        for n, (conv, cid, leaf) in convs.items():
+    return convs
+
+
+def latency(clients: dict[str, httpx.Client], admin, questions: int = 30) -> None:
+    """Recall's own time inside the turn (measured by the server, ``report.recall.ms``) on a
+    100- and a 10,000-message conversation, questions alternating between the two so load hits
+    both alike; the first question of each (a cold path cache: one walk to the root) apart.
+    ``clients``: label → a client of a server on the same database (``--baseline``: the same
+    questions asked of another code tree's server in the same loop, one after the other)."""
+    convs = _latency_convs(next(iter(clients.values())), admin)
+    keys = [(label, n) for label in clients for n in convs]
+    ms: dict = {k: [] for k in keys}
+    cold: dict = {}
+    found: dict = {k: [] for k in keys}
+    for k in range(questions):
+        # each server asks the same question in turn: the first one warms the database's cache
+        # for the next, so who goes first rotates
+        for label, n in keys[k % len(keys) :] + keys[: k % len(keys)]:
+            conv, cid, leaf = convs[n]
             q = conv.questions[k % len(conv.questions)]
-            info = ask(client, cid, leaf, q.text).get("recall") or {}
+            info = ask(clients[label], cid, leaf, q.text).get("recall") or {}
             got = info.get("ms")
             if got is None:
                 continue
-            found[n].append(info.get("candidates", 0))
-            if n not in cold:
-                cold[n] = got
+            found[label, n].append(info.get("candidates", 0))
+            if (label, n) not in cold:
+                cold[label, n] = got
             else:
-                ms[n].append(got)
-    p50 = {n: statistics.median(v) for n, v in ms.items()}
-    for n in ms:
-        p95 = sorted(ms[n])[int(len(ms[n]) * 0.95)]
-        print(
-            f"  {n:>6} messages: recall p50 {p50[n]:.2f} ms, p95 {p95:.2f} ms "
-            f"({len(ms[n])} questions; cold first question {cold[n]:.1f} ms; "
-            f"{statistics.median(found[n]):.0f} candidate rows)"
-        )
-    print(f"  ratio 10,000 / 100 = {p50[10_000] / p50[100]:.2f} (target ≤ 2)")
+                ms[label, n].append(got)
+    for label in clients:
+        p50 = {n: statistics.median(ms[label, n]) for n in convs}
+        print(f"  {label}:")
+        for n in convs:
+            v = sorted(ms[label, n])
+            print(
+                f"  {n:>6} messages: recall p50 {p50[n]:.2f} ms, p95 {v[int(len(v) * 0.95)]:.2f} "
+                f"ms ({len(v)} questions; cold first question {cold[label, n]:.1f} ms; "
+                f"{statistics.median(found[label, n]):.0f} candidate rows)"
+            )
+        print(f"  ratio 10,000 / 100 = {p50[10_000] / p50[100]:.2f} (target ≤ 2)")
+
+
+SERVERS: list[Server] = []  # baseline servers, stopped on exit
+
+
+def _latency_clients(client, db_url: str, env: dict, baseline: str | None, headers) -> dict:
+    """label → client: this code's server and, with ``baseline``, one running that code."""
+    if not baseline:
+        return {"this tree": client}
+    env = {**env, "PYTHONPATH": str(Path(baseline).resolve())}
+    srv = Server(db_url, env_extra=env, args=("--no-worker",)).start()
+    SERVERS.append(srv)
+    other = httpx.Client(base_url=srv.base, headers=headers, timeout=120)
+    return {"this tree": client, f"baseline {baseline}": other}
 
 
 def main() -> None:
@@ -312,6 +340,12 @@ def main() -> None:
     ap.add_argument("--latency", action="store_true")
     ap.add_argument("--search", action="store_true")
     ap.add_argument("--embedder", default="")
+    ap.add_argument(
+        "--baseline",
+        metavar="SRC",
+        help="--latency also asks a server running the code in SRC (another checkout's src/, "
+        "e.g. `git archive main src`) on the same database, interleaved: before/after",
+    )
     ap.add_argument(
         "--import",
         dest="fast",
@@ -364,7 +398,7 @@ def main() -> None:
             if not convs:
                 if args.latency:
                     print("\nrecall latency inside the turn:")
-                    latency(client, client, "demo")
+                    latency(_latency_clients(client, db_url, env, args.baseline, h), client)
                 return
             print(
                 f"{len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns, "
@@ -377,8 +411,10 @@ def main() -> None:
             print_table(f"window {args.big_window}", res)
             if args.latency:
                 print("\nrecall latency inside the turn:")
-                latency(client, client, "demo")
+                latency(_latency_clients(client, db_url, env, args.baseline, h), client)
     finally:
+        for srv in SERVERS:
+            srv.stop()
         server.stop()
         if pg_name:
             subprocess.run(

@@ -87,6 +87,15 @@ def test_distinctive_counts_words_said_nowhere_else():
     assert rank.distinctive({}, {"x": "anything"}) == {}
 
 
+def test_sampled_df_scales_what_the_sample_shows():
+    sample = ["I think so", "I am here", "so it goes", "nothing", "I do"]
+    got = rank.sampled_df(sample, ["i", "so", "goes", "zebra"], 1000)
+    # "i" in 3 of 5 texts → 600 of 1000; "so" in 2 → 400; "goes" once: too few to tell
+    assert got == {"i": 600, "so": 400}
+    assert rank.sampled_df(sample, ["i"], 2) == {"i": 3}  # never fewer than seen
+    assert rank.sampled_df([], ["i"], 1000) == {} == rank.sampled_df(sample, [], 1000)
+
+
 def test_fill_groups_follow_the_budget_and_the_turn_length():
     short = [asm.HistoryItem(f"m{i}", "user", "word " * 20) for i in range(10)]
     long = [asm.HistoryItem(f"m{i}", "user", "word " * 400) for i in range(10)]
@@ -332,6 +341,43 @@ async def test_paraphrased_question_is_topped_up_by_its_function_words(db_url):
             assert rep["total_tokens"] <= 1024 - 128
         finally:
             await rt.db.dispose()
+
+
+async def test_only_the_questions_own_words_are_always_counted(db_url, monkeypatch):
+    """Counting a word reads up to ``DF_CAP`` index entries: the function words and the turn
+    before's words are estimated from the verbatim history when it holds them, and the turn
+    before's other words are counted only up to ``WEAK_DF_CAP``; the question's own words are
+    counted exactly — and recall still finds what they say."""
+    from chatmem.search import index
+
+    asked: list[tuple[list[str], dict]] = []
+    real = index.frequencies
+
+    async def spy(c, scope, terms, **kw):
+        asked.append((list(terms), dict(kw.get("caps") or {})))
+        return await real(c, scope, terms, **kw)
+
+    monkeypatch.setattr(index, "frequencies", spy)
+    rt = await _runtime(db_url)
+    try:
+        u = await make_user(rt.db, "counted@example.com")
+        cid = await make_conv(rt.db, u.id)
+        [fact, _] = await append_chain(
+            rt.db, u.id, cid, [("user", "Hail in the forecast"), ("assistant", "Oh no")]
+        )
+        await append_chain(rt.db, u.id, cid, _filler(150))
+        turns = [("user", "I planted basil on the balcony."), ("assistant", "Basil loves sun.")]
+        await append_chain(rt.db, u.id, cid, turns)
+        [q] = await append_chain(rt.db, u.id, cid, [("user", "And the forecast?")])
+        rep = (await _context(rt, u, cid, q)).report
+        assert rep["recall"]["terms"]["basil"] == rs.FOLLOW_UP_WEIGHT  # a follow-up
+        [(terms, caps)] = asked
+        assert "forecast" in terms and "forecast" not in caps  # its own word: exact
+        assert "the" not in terms and "and" not in terms  # the history tells these
+        assert caps["basil"] == caps["balcony"] == rs.WEAK_DF_CAP
+        assert fact in rep["recall_message_ids"]
+    finally:
+        await rt.db.dispose()
 
 
 async def test_whole_conversation_that_fits_skips_recall(db_url):

@@ -206,6 +206,14 @@ def test_sql_cjk_terms_equal_python(pg_url, samples):
     assert asyncio.run(run()) == [cjk_terms(s) for s in samples]
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60) | st.text(alphabet=st.characters(max_codepoint=127), max_size=60))
+def test_doc_terms_are_the_index_words_and_cjk_terms(s):
+    """``terms.doc_terms`` (ASCII text takes a faster path) is exactly the index's tokenisation:
+    its words, then its CJK characters and pairs."""
+    assert tm.doc_terms(s) == (*tm.words(s), *cjk_terms(s).split())
+
+
 async def test_the_words_alone_decide_only_a_page_of_the_owners_own(app, new_user):
     """``match(owner=…)`` first asks the index for the words alone (whoever wrote them): that
     page answers only when it is all the owner's or holds every match; another user's message

@@ -32,11 +32,16 @@ log = logging.getLogger(__name__)
 
 SHORT_QUERY_TERMS = 3  # a follow-up with fewer content terms also queries the turn before it
 FOLLOW_UP_WEIGHT = 0.35  # … at this weight
+FOLLOW_UP_TURNS = 2  # the turns before it that a follow-up's query takes words from
 MAX_RANKED_TERMS = 16  # rarest terms kept for the candidate query
 #: A term's messages are counted up to here. Counting is what grows with a history (each count
 #: reads up to this many index entries); a word in more messages is too common to find anything
 #: by (it is left out of the candidate queries), and its BM25 weight is near its floor anyway.
 DF_CAP = 500
+#: … and the turn before's words (a follow-up's, which only weigh in) up to here, unless the
+#: verbatim history tells their frequency: a long answer brings dozens, and a count of 100 is what
+#: any word costs in a 100-message conversation.
+WEAK_DF_CAP = 100
 #: Filler candidates fetched per wanted filler group: a function word's own ranking is weak (the
 #: turn that matters may be its 200th message), the distinctiveness prior picks among them.
 FILL_OVERSAMPLE = 4
@@ -77,7 +82,7 @@ def query_terms(history: Sequence[HistoryItem]) -> dict[str, float]:
     last = users[-1]
     weights = dict.fromkeys(tm.query_terms(history[last].text), 1.0)
     if len(weights) < SHORT_QUERY_TERMS:
-        for h in history[max(0, last - 2) : last]:
+        for h in history[max(0, last - FOLLOW_UP_TURNS) : last]:
             for t in tm.query_terms(h.text):
                 weights.setdefault(t, FOLLOW_UP_WEIGHT)
     return weights
@@ -111,28 +116,48 @@ def _scope(conv, opts: Options) -> list[str]:
 
 
 async def _lexical(
-    c, scope, weights: dict[str, float], fill: list[str], opts: Options, scope_size: int | None
+    c, scope, weights: dict[str, float], fill: list[str], opts: Options, scope_size, sample
 ) -> tuple[list[str], list[str], dict, int]:
     """(candidate ids, filler candidate ids, document frequencies, scope size): for each of the
     most telling terms of the latest message (rarest first; the turn before only when the
     message has none of its own), its best messages in the scope; then the same for its
     function words (``fill_terms``). Words so common their count hit the cap only help when
-    nothing rarer matched: their candidate lists would cost the most and say the least."""
+    nothing rarer matched: their candidate lists would cost the most and say the least.
+
+    In a conversation, the frequencies of the function words and of the turn before's words
+    (weight < 1) are estimated from ``sample`` (the verbatim history without the turns the query
+    comes from, ``rank.sampled_df``) when it holds them: counted, each would read up to
+    ``DF_CAP`` index entries — what grew most from 100 to 10,000 messages on PostgreSQL; the
+    others among the turn before's words are counted only up to ``WEAK_DF_CAP``. The latest
+    message's own words, the ones hits are found by, are always counted exactly."""
     if not weights and not fill:
         return [], [], {}, 0
+    follow_up = [t for t, w in weights.items() if w < 1.0]
+    guessed = rank.sampled_df(sample, [*follow_up, *fill], scope_size) if scope_size else {}
+    caps = {t: WEAK_DF_CAP for t in follow_up if t not in guessed}
     n_docs, df = await index.frequencies(
-        c, scope, [*weights, *fill], scope_size=scope_size, config=opts.config, cap=DF_CAP
+        c,
+        scope,
+        [t for t in [*weights, *fill] if t not in guessed],
+        scope_size=scope_size,
+        config=opts.config,
+        cap=DF_CAP,
+        caps=caps,
     )
+    df.update(guessed)
     own = [t for t in weights if weights[t] >= 1.0 and df.get(t)]
     present = own or [t for t in weights if df.get(t)]
     present.sort(key=lambda t: (df[t], t))
-    telling = [t for t in present if df[t] < DF_CAP]
+    telling = [t for t in present if df[t] < caps.get(t, DF_CAP)]
     present = (telling or present)[:MAX_RANKED_TERMS]
     ids = []
     if present:
         per_term = max(10, opts.candidates * 4 // len(present))
         ids = await index.match_each(c, scope, present, per_term=per_term, config=opts.config)
-    common = sorted((t for t in fill if 0 < df.get(t, 0) < DF_CAP), key=lambda t: df[t])
+    common = sorted(
+        (t for t in fill if 0 < df.get(t, 0) < caps.get(t, DF_CAP)),
+        key=lambda t: df[t],
+    )
     extra = []
     if common and opts.fill:
         common = common[:MAX_RANKED_TERMS]
@@ -158,7 +183,8 @@ async def find(
     scope = _scope(conv, opts)
     info: dict = {"scope": opts.scope if len(scope) > 1 else "conversation", "terms": weights}
     size = int(conv.message_count or 0) if len(scope) == 1 else None  # this conversation
-    ids, extra, df, n_docs = await _lexical(c, scope, weights, fill, opts, size or None)
+    sample = [h.text for h in history[: -1 - FOLLOW_UP_TURNS]]  # not the query's own turns
+    ids, extra, df, n_docs = await _lexical(c, scope, weights, fill, opts, size or None, sample)
     hits = await index.rows(c, conv.user_id, list(dict.fromkeys([*ids, *extra])))
     path = await paths.get(c, conv.id, leaf_id)
     hits = await _allowed(c, conv, hits, path, leaf_id, len(scope) > 1)
@@ -184,10 +210,9 @@ async def find(
 def _lexical_rank(docs, weights, df, n_docs: int, min_ratio: float) -> list[str]:
     """BM25 of the candidates against the weighted terms, the relevant ids best first."""
     scored = rank.bm25(docs, list(weights), df, n_docs, weights=weights)
-    own = [t for t, w in weights.items() if w >= 1.0 and t not in tm.STOPWORDS]
+    own = {t for t, w in weights.items() if w >= 1.0 and t not in tm.STOPWORDS}
     if own:  # the turn before only sharpens a follow-up: a hit must match the message itself
-        matching = {x.id for x in rank.bm25(docs, own, df, n_docs)}
-        scored = [x for x in scored if x.id in matching]
+        scored = [x for x in scored if not own.isdisjoint(tm.doc_terms(docs[x.id]))]
     return rc.keep_relevant([(s.id, s.score) for s in scored], min_ratio)
 
 

@@ -19,7 +19,7 @@ independent guard: whatever the index returns, only the caller's messages come b
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import bindparam, select, text
@@ -105,12 +105,13 @@ async def frequencies(
     prefix_last: bool = False,
     config: str = "simple",
     cap: int = DF_CAP,
+    caps: Mapping[str, int] | None = None,
     scoped: bool = True,
 ) -> tuple[int, dict[str, int]]:
     """(messages in the scope, {term: messages in the scope containing it}), each count capped
-    (``cap``, ``SCOPE_CAP``) so the cost does not grow with the history; ``scope_size`` skips
-    counting the scope. With ``prefix_last`` the last term counts the messages containing a word
-    that starts with it. One statement.
+    (``cap``, or the term's own in ``caps``; ``SCOPE_CAP``) so the cost does not grow with the
+    history; ``scope_size`` skips counting the scope. With ``prefix_last`` the last term counts
+    the messages containing a word that starts with it. One statement.
 
     ``scoped=False`` counts each term over the whole index instead (every user's messages: only
     counts leave the database). It costs at most ``cap`` index entries per term, whereas the
@@ -127,7 +128,7 @@ async def frequencies(
         cols.append(_capped_sqlite(0) if sqlite else _capped_pg(0, "CAST(:s AS tsquery)"))
     within = scope if scoped else []
     for i, term in enumerate(terms, start=1):
-        params[f"cap{i}"] = cap
+        params[f"cap{i}"] = (caps or {}).get(term, cap)
         if sqlite:
             params[f"q{i}"] = tm.fts5_match([term], within, prefix_last=i - 1 == last)
             cols.append(_capped_sqlite(i))

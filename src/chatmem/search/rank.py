@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from . import terms as tm
@@ -97,3 +97,25 @@ def distinctive(docs: Mapping[str, str], background: Mapping[str, str]) -> dict[
         if i not in docs:
             seen.update(tm.content_terms(txt))
     return {i: sum(1 for w in ws if seen[w] == 1) for i, ws in words.items()}
+
+
+def sampled_df(
+    sample: Sequence[str], terms: Iterable[str], n_docs: int, *, least: int = 2
+) -> dict[str, int]:
+    """Document frequencies of ``terms`` in a scope of ``n_docs`` messages, estimated from
+    ``sample`` (texts of that scope): a term in ``k`` of the ``s`` sampled texts is in about
+    ``k / s × n_docs`` messages (never fewer than ``k``). Only terms found in at least ``least``
+    sampled texts are estimated — a rarer term's estimate would be noise, and counting it in
+    the index is cheap (a count reads one index entry per message holding the term).
+
+    For words spread evenly through a conversation — the function words of a question — the
+    verbatim history is a fair sample, already loaded: their counts cost nothing instead of
+    hundreds of index entries each."""
+    wanted = set(terms)
+    if not sample or not wanted:
+        return {}
+    seen: Counter[str] = Counter()
+    for txt in sample:
+        seen.update(wanted.intersection(tm.doc_terms(txt)))
+    scale = max(n_docs, 1) / len(sample)
+    return {t: max(k, round(k * scale)) for t, k in seen.items() if k >= least}

@@ -67,7 +67,14 @@ TERMS_CACHE = 4096
 CACHED_CHARS = 1000
 
 
+#: ``_WORD`` on lower-cased ASCII text: the same tokens, found about twice as fast, and ASCII
+#: text has no CJK terms — most messages, and the cold candidates of a long history's turns.
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+
+
 def _doc_terms(text: str) -> tuple[str, ...]:
+    if text.isascii():
+        return tuple(_ASCII_WORD.findall(text.lower()))
     return (*words(text), *cjk_terms(text).split())
 
 
