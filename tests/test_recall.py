@@ -347,7 +347,7 @@ async def test_only_the_questions_own_words_are_always_counted(db_url, monkeypat
     """Counting a word reads up to ``DF_CAP`` index entries: the function words and the turn
     before's words are estimated from the verbatim history when it holds them, and the turn
     before's other words are counted only up to ``WEAK_DF_CAP``; the question's own words are
-    counted exactly — and recall still finds what they say."""
+    counted exactly unless they are everywhere — and recall still finds what they say."""
     from chatmem.search import index
 
     asked: list[tuple[list[str], dict]] = []
@@ -368,11 +368,12 @@ async def test_only_the_questions_own_words_are_always_counted(db_url, monkeypat
         await append_chain(rt.db, u.id, cid, _filler(150))
         turns = [("user", "I planted basil on the balcony."), ("assistant", "Basil loves sun.")]
         await append_chain(rt.db, u.id, cid, turns)
-        [q] = await append_chain(rt.db, u.id, cid, [("user", "And the forecast?")])
+        [q] = await append_chain(rt.db, u.id, cid, [("user", "And the weather forecast?")])
         rep = (await _context(rt, u, cid, q)).report
         assert rep["recall"]["terms"]["basil"] == rs.FOLLOW_UP_WEIGHT  # a follow-up
         [(terms, caps)] = asked
         assert "forecast" in terms and "forecast" not in caps  # its own word: exact
+        assert "weather" not in terms  # … unless it is in every message
         assert "the" not in terms and "and" not in terms  # the history tells these
         assert caps["basil"] == caps["balcony"] == rs.WEAK_DF_CAP
         assert fact in rep["recall_message_ids"]

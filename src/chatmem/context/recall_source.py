@@ -15,6 +15,7 @@ bounded row fetch, and a path check through ``PathCache`` (no walk to the root p
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,10 @@ DF_CAP = 500
 #: verbatim history tells their frequency: a long answer brings dozens, and a count of 100 is what
 #: any word costs in a 100-message conversation.
 WEAK_DF_CAP = 100
+#: A word of the latest message in this share of the verbatim history (of at least
+#: ``EVERYWHERE_SAMPLE`` messages) is not counted: it is everywhere.
+EVERYWHERE_SHARE = 0.4
+EVERYWHERE_SAMPLE = 10
 #: Filler candidates fetched per wanted filler group: a function word's own ranking is weak (the
 #: turn that matters may be its 200th message), the distinctiveness prior picks among them.
 FILL_OVERSAMPLE = 4
@@ -124,16 +129,13 @@ async def _lexical(
     function words (``fill_terms``). Words so common their count hit the cap only help when
     nothing rarer matched: their candidate lists would cost the most and say the least.
 
-    In a conversation, the frequencies of the function words and of the turn before's words
-    (weight < 1) are estimated from ``sample`` (the verbatim history without the turns the query
-    comes from, ``rank.sampled_df``) when it holds them: counted, each would read up to
-    ``DF_CAP`` index entries — what grew most from 100 to 10,000 messages on PostgreSQL; the
-    others among the turn before's words are counted only up to ``WEAK_DF_CAP``. The latest
-    message's own words, the ones hits are found by, are always counted exactly."""
+    Counting a word reads up to ``DF_CAP`` index entries — what grew most from 100 to 10,000
+    messages on PostgreSQL — so some frequencies are estimated instead (``_guessed``), and the
+    turn before's other words are counted only up to ``WEAK_DF_CAP``."""
     if not weights and not fill:
         return [], [], {}, 0
+    guessed = _guessed(weights, fill, scope_size, sample)
     follow_up = [t for t, w in weights.items() if w < 1.0]
-    guessed = rank.sampled_df(sample, [*follow_up, *fill], scope_size) if scope_size else {}
     caps = {t: WEAK_DF_CAP for t in follow_up if t not in guessed}
     n_docs, df = await index.frequencies(
         c,
@@ -164,6 +166,23 @@ async def _lexical(
         per_term = max(10, min(FILL_PER_TERM_MAX, opts.fill_to * FILL_OVERSAMPLE // len(common)))
         extra = await index.match_each(c, scope, common, per_term=per_term, config=opts.config)
     return ids, extra, df, n_docs
+
+
+def _guessed(weights, fill, scope_size, sample: Sequence[str]) -> dict[str, int]:
+    """Frequencies in a conversation estimated from ``sample`` (the verbatim history without the
+    turns the query comes from, ``rank.sampled_df``): of the function words and the turn
+    before's words when it holds them, of the latest message's own words only when they are in
+    ``EVERYWHERE_SHARE`` of it — a word that common finds nothing, and the words a hit is found
+    by (rare ones, maybe said only long ago) are counted exactly."""
+    if not scope_size:
+        return {}
+    weak = [*(t for t, w in weights.items() if w < 1.0), *fill]
+    out = rank.sampled_df(sample, weak, scope_size)
+    if len(sample) >= EVERYWHERE_SAMPLE:
+        own = [t for t, w in weights.items() if w >= 1.0]
+        least = math.ceil(EVERYWHERE_SHARE * len(sample))
+        out.update(rank.sampled_df(sample, own, scope_size, least=least))
+    return out
 
 
 async def find(
