@@ -228,13 +228,13 @@ async def test_a_word_everywhere_is_checked_on_the_text(app, new_user, monkeypat
         ],
     )
     asked: list[list[str]] = []
-    real = index.match
+    real = index.newest_hits
 
-    async def spy(c, scope, terms, **kw):
+    async def spy(c, owner, terms, **kw):
         asked.append(list(terms))
-        return await real(c, scope, terms, **kw)
+        return await real(c, owner, terms, **kw)
 
-    monkeypatch.setattr(index, "match", spy)
+    monkeypatch.setattr(index, "newest_hits", spy)
     assert [h["id"] for h in (await _search(u, "harbour ferry."))["messages"]] == [ids[0]]
     assert asked == [["harbour"]]
     got = {h["id"] for h in (await _search(u, "harbour fer"))["messages"]}
@@ -264,13 +264,13 @@ async def test_a_last_word_everywhere_is_not_a_prefix(app, new_user, monkeypatch
         [{"role": "user", "text": t} for t in ("ferrymen", "ferry", "a ferry", "the ferry")],
     )
     asked: list[bool] = []
-    real = index.match
+    real = index.newest_hits
 
-    async def spy(c, scope, terms, **kw):
+    async def spy(c, owner, terms, **kw):
         asked.append(kw["prefix_last"])
-        return await real(c, scope, terms, **kw)
+        return await real(c, owner, terms, **kw)
 
-    monkeypatch.setattr(index, "match", spy)
+    monkeypatch.setattr(index, "newest_hits", spy)
     assert {h["id"] for h in (await _search(u, "ferry"))["messages"]} == set(ids[1:])
     assert {h["id"] for h in (await _search(u, "ferr"))["messages"]} == set(ids)
     assert asked == [False, True]

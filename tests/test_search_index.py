@@ -17,6 +17,7 @@ from chatmem.db.engine import Database
 from chatmem.db.fulltext import cjk_terms
 from chatmem.db.migrate import downgrade, upgrade
 from chatmem.search import index
+from chatmem.search import store as search_store
 from chatmem.search import terms as tm
 
 from .social_support import db_of, insert_chain, set_columns
@@ -336,3 +337,43 @@ async def test_statistics_tell_common_words_and_search_answers_the_same(app, new
         assert known.share_of_all(["plum", "nowhere"]) is None
     assert await answers() == before
     assert [m["snippet"] for m in before[0]["messages"]][:1]  # the queries do find messages
+
+
+async def test_newest_hits_read_at_once_what_the_three_reads_read(app, new_user):
+    """``newest_hits`` (personal search's candidates with their conversations, one statement)
+    returns what ``match`` + ``rows`` + ``visible_titles`` returned: the owner's newest matches
+    (when the words-alone page is decided and when another user's message sends it to the
+    scoped index), titles only of the conversations search may show (not archived ones)."""
+    u, v = await new_user(), await new_user()
+    db = db_of(app)
+    cu = (await new_conv(u.client, title="kept"))["id"]
+    ca = (await new_conv(u.client, title="archived"))["id"]
+    cv = (await new_conv(v.client))["id"]
+    await insert_chain(app, cu, [{"role": "user", "text": f"kiwi {i}"} for i in range(4)])
+    await insert_chain(app, ca, [{"role": "user", "text": f"kiwi old {i}"} for i in range(2)])
+    await set_columns(app, t.conversations, ca, archived=1)
+    await insert_chain(app, cv, [{"role": "user", "text": f"kiwi of v {i}"} for i in range(2)])
+    scope = [tm.scope_token(u.id)]
+    for terms, prefix in ((["kiwi"], False), (["ki"], True), (["kiwi", "old"], False)):
+        for limit in (2, 5, 20):
+            async with db.read() as c:
+                hits, titles = await index.newest_hits(
+                    c, u.id, terms, prefix_last=prefix, limit=limit
+                )
+                ids = await index.match(
+                    c,
+                    scope,
+                    terms,
+                    all_terms=True,
+                    prefix_last=prefix,
+                    newest_first=True,
+                    limit=limit,
+                    owner=u.id,
+                )
+                old = await index.rows(c, u.id, ids)
+                shown = await search_store.visible_titles(c, u.id, (h.conversation_id for h in old))
+            assert sorted(hits, key=lambda h: h.id) == sorted(old, key=lambda h: h.id)
+            assert len(hits) == min(limit, 2 if "old" in terms else 6)
+            assert titles == shown
+            assert ca not in titles
+            assert (cu in titles) == (limit >= 5 and "old" not in terms)

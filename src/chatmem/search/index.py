@@ -26,6 +26,7 @@ from sqlalchemy import bindparam, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
+from . import store
 from . import terms as tm
 
 M = t.messages.c
@@ -399,6 +400,89 @@ async def match_each(
             )
     found = (await c.execute(text(" UNION ALL ".join(parts)), params)).scalars().all()
     return list(dict.fromkeys(found))
+
+
+#: A candidate message with its conversation's visibility (``store.searchable``) and title.
+_WITH_CONVERSATION = (
+    "m.id, m.conversation_id, m.parent_id, m.role, m.search_text, m.created_at, m.depth, "
+    "m.user_id AS author, c.id AS conv_id, c.title, c.user_id, c.workspace_id, c.archived, "
+    "c.inline_source_conv"
+)
+
+
+def _hit(r) -> Hit:
+    return Hit(
+        r.id,
+        r.conversation_id,
+        r.parent_id,
+        r.role,
+        r.search_text or "",
+        int(r.created_at),
+        int(r.depth),
+    )
+
+
+def _owned_visible(found, owner: str) -> tuple[list[Hit], dict[str, str]]:
+    """(the owner's hits, {conversation id: title} of their conversations search may show)."""
+    hits = [_hit(r) for r in found if r.author == owner]
+    titles = {r.conv_id: r.title for r in found if store.searchable(r, owner)}
+    return hits, titles
+
+
+async def newest_hits(
+    c: AsyncConnection,
+    owner: str,
+    terms: Sequence[str],
+    *,
+    prefix_last: bool = False,
+    limit: int = 200,
+    config: str = "simple",
+    share: float | None = None,
+) -> tuple[list[Hit], dict[str, str]]:
+    """Personal search's candidates: the ``owner``'s newest ``limit`` messages holding every
+    term (``match``, newest first), read with their conversations — (hits, {conversation id:
+    title} of the conversations among them search may show, ``store.searchable``).
+
+    Why one read: the ids, the rows and the conversations' visibility were three statements,
+    each a lookup of every candidate — 400 of them at a million messages, where 10k has a
+    dozen (bench/search.py). On SQLite the words-alone page (``_newest_of_owner``) is read with
+    its rows and conversations in the same statement; otherwise the ids come from ``match`` and
+    the rows and conversations in one statement."""
+    terms = [x for x in terms if x.isalnum()]
+    if not terms:
+        return [], {}
+    if _is_sqlite(c):
+        expr = tm.fts5_match(terms, [], all_terms=True, prefix_last=prefix_last)
+        sql = (
+            f"SELECT {_WITH_CONVERSATION} FROM (SELECT rowid AS r FROM messages_fts "
+            "WHERE messages_fts MATCH :q ORDER BY rowid DESC LIMIT :lim) f "
+            "CROSS JOIN messages_fts_ids i ON i.rid = f.r CROSS JOIN messages m ON m.id = i.message_id "
+            "CROSS JOIN conversations c ON c.id = m.conversation_id"
+        )
+        found = (await c.execute(text(sql), {"q": expr, "lim": limit})).all()
+        # as _newest_of_owner: decided when the page is all the owner's or holds every match
+        if len(found) < limit or all(r.author == owner for r in found):
+            return _owned_visible(found, owner)
+    ids = await match(
+        c,
+        [tm.scope_token(owner)],
+        terms,
+        all_terms=True,
+        prefix_last=prefix_last,
+        newest_first=True,
+        limit=limit,
+        config=config,
+        owner=None if _is_sqlite(c) else owner,  # SQLite: the words alone were just read
+        share=share,
+    )
+    if not ids:
+        return [], {}
+    sql = (
+        f"SELECT {_WITH_CONVERSATION} FROM messages m "
+        "JOIN conversations c ON c.id = m.conversation_id WHERE m.id IN :ids"
+    )
+    stmt = text(sql).bindparams(bindparam("ids", expanding=True))
+    return _owned_visible((await c.execute(stmt, {"ids": list(ids)})).all(), owner)
 
 
 #: By primary key only: with ``user_id = ?`` in the statement too, SQLite may walk the user's

@@ -121,6 +121,30 @@ async def _messages(c, user_id, owner, scope, allowed, terms, prefix, config) ->
         # 290 ms at 1M, against 4 ms for "garden"), and the word alone fills the newest
         # CANDIDATES anyway. Longer words it starts still count in BM25 among those.
         as_prefix = not await index.everywhere(c, asked[-1], config=config)
+    hits, titles = await _candidates(
+        c, user_id, owner, scope, allowed, asked, as_prefix, config, known.share_of_all(asked)
+    )
+    if asked != terms:
+        hits = [h for h in hits if tm.has_all(h.text, terms, prefix_last=prefix)]
+    hits = [h for h in hits if h.conversation_id in titles]
+    # BM25 and snippets over up to 400 candidates take milliseconds: on the text pool
+    return await run_text(_ranked, hits, terms, df, n_docs, titles, prefix)
+
+
+async def _candidates(c, user_id, owner, scope, allowed, asked, as_prefix, config, share):
+    """(the newest ``CANDIDATES`` messages with every asked word, {conversation id: title} of
+    the conversations they may show): personal search in one read with the conversations
+    (``index.newest_hits``), a workspace's from the index and its allowed conversations."""
+    if owner is not None:
+        return await index.newest_hits(
+            c,
+            owner,
+            asked,
+            prefix_last=as_prefix,
+            limit=CANDIDATES,
+            config=config,
+            share=share,
+        )
     ids = await index.match(
         c,
         scope,
@@ -130,20 +154,8 @@ async def _messages(c, user_id, owner, scope, allowed, terms, prefix, config) ->
         newest_first=True,
         limit=CANDIDATES,
         config=config,
-        owner=owner,
-        share=known.share_of_all(asked),
     )
-    hits = await index.rows(c, user_id, ids, conversations=allowed)
-    if asked != terms:
-        hits = [h for h in hits if tm.has_all(h.text, terms, prefix_last=prefix)]
-    titles = (
-        allowed
-        if allowed is not None
-        else await store.visible_titles(c, user_id, (h.conversation_id for h in hits))
-    )
-    hits = [h for h in hits if h.conversation_id in titles]
-    # BM25 and snippets over up to 400 candidates take milliseconds: on the text pool
-    return await run_text(_ranked, hits, terms, df, n_docs, titles, prefix)
+    return await index.rows(c, user_id, ids, conversations=allowed), allowed
 
 
 def _narrowed(terms: list[str], df: dict[str, int]) -> list[str]:

@@ -77,14 +77,18 @@ async def visible_titles(c: AsyncConnection, user_id: str, ids: Iterable[str]) -
     q = select(C.id, C.title, C.user_id, C.workspace_id, C.archived, C.inline_source_conv).where(
         C.id.in_(ids)
     )
-    return {
-        r.id: r.title
-        for r in (await c.execute(q)).all()
-        if r.user_id == user_id
-        and r.workspace_id == ""
-        and not r.archived
-        and r.inline_source_conv == ""
-    }
+    return {r.id: r.title for r in (await c.execute(q)).all() if searchable(r, user_id)}
+
+
+def searchable(conv, user_id: str) -> bool:
+    """Whether personal search may show a conversation row (``visible`` checked on a fetched row:
+    user_id, workspace_id, archived, inline_source_conv)."""
+    return (
+        conv.user_id == user_id
+        and conv.workspace_id == ""
+        and not conv.archived
+        and conv.inline_source_conv == ""
+    )
 
 
 async def recallable(
