@@ -274,3 +274,20 @@ async def test_a_last_word_everywhere_is_not_a_prefix(app, new_user, monkeypatch
     assert {h["id"] for h in (await _search(u, "ferry"))["messages"]} == set(ids[1:])
     assert {h["id"] for h in (await _search(u, "ferr"))["messages"]} == set(ids)
     assert asked == [False, True]
+
+
+async def test_titles_ignore_case_as_lower_folds_it(app, new_user, db_url):
+    """Title matching ignores case as the database's ``lower`` folds it: ASCII on both (SQLite
+    compares with a plain ``LIKE``, which folds ASCII exactly as its ``lower`` does), other
+    letters only on PostgreSQL, whose ``lower`` knows them — as before the plain ``LIKE``."""
+    u = await new_user()
+    lisbon = await new_conv(u, "Lisbon Trip ideas")
+    paris = await new_conv(u, "Été à Paris")
+    await new_conv(u, "100% sure_thing")
+    for q in ("LISBON tRIP", "lisbon trip", "Trip id"):
+        assert [c["id"] for c in (await _search(u, q))["conversations"]] == [lisbon]
+    assert [c["id"] for c in (await _search(u, "Été à"))["conversations"]] == [paris]
+    folded = [c["id"] for c in (await _search(u, "été À"))["conversations"]]
+    assert folded == ([paris] if db_url.startswith("postgresql") else [])
+    assert [c["title"] for c in (await _search(u, "0% S"))["conversations"]] == ["100% sure_thing"]
+    assert (await _search(u, "0_s"))["conversations"] == []
