@@ -96,6 +96,28 @@ def test_sampled_df_scales_what_the_sample_shows():
     assert rank.sampled_df([], ["i"], 1000) == {} == rank.sampled_df(sample, [], 1000)
 
 
+def test_longer_words_are_asked_as_prefixes_of_their_stem():
+    from chatmem.search import terms as tm
+
+    assert tm.stemmed("volunteering") == tm.stemmed("volunteer") == "volunteer*"
+    assert tm.stemmed("studying") == "study*" and tm.stemmed("stopped") == "stopp*"
+    assert tm.stemmed("playing") == "playing*"  # "play*" would be too short a stem
+    assert [tm.stemmed(w) for w in ("lena", "about", "café", "2024")] == [
+        "lena",
+        "about",
+        "café",
+        "2024",
+    ]
+    text = "I started volunteering; volunteers volunteer. Involunteer!"
+    assert tm.count("volunteer*", text) == 3 and tm.occurs("volunteer*", text)
+    assert tm.count("volunteer", text) == 1 and not tm.occurs("volunteer", "volunteers")
+    assert tm.fts5_match(["volunteer*", "omar"], []) == '{body cjk} : ("volunteer" * OR "omar")'
+    assert tm.tsquery(["volunteer*", "omar"]) == "'volunteer':* | 'omar'"
+    assert not tm.searchable("a*b") and not tm.searchable("*") and tm.searchable("abc*")
+    scored = rank.bm25({"a": text, "b": "volunteer once"}, ["volunteer*"], {}, 10)
+    assert [x.id for x in scored] == ["a", "b"]  # three matches beat one
+
+
 def test_fill_groups_follow_the_budget_and_the_turn_length():
     short = [asm.HistoryItem(f"m{i}", "user", "word " * 20) for i in range(10)]
     long = [asm.HistoryItem(f"m{i}", "user", "word " * 400) for i in range(10)]
@@ -372,11 +394,35 @@ async def test_only_the_questions_own_words_are_always_counted(db_url, monkeypat
         rep = (await _context(rt, u, cid, q)).report
         assert rep["recall"]["terms"]["basil"] == rs.FOLLOW_UP_WEIGHT  # a follow-up
         [(terms, caps)] = asked
-        assert "forecast" in terms and "forecast" not in caps  # its own word: exact
-        assert "weather" not in terms  # … unless it is in every message
+        assert "forecast*" in terms and "forecast*" not in caps  # its own word: exact
+        assert "weather*" not in terms  # … unless it is in every message
         assert "the" not in terms and "and" not in terms  # the history tells these
         assert caps["basil"] == caps["balcony"] == rs.WEAK_DF_CAP
         assert fact in rep["recall_message_ids"]
+    finally:
+        await rt.db.dispose()
+
+
+async def test_a_question_word_finds_its_other_forms(db_url):
+    """ "Where did you say you volunteer?" finds "I started volunteering at the animal shelter":
+    the question's longer words are asked as prefixes of their stems, on both databases."""
+    rt = await _runtime(db_url, recall_fill=False)
+    try:
+        u = await make_user(rt.db, "stem@example.com")
+        cid = await make_conv(rt.db, u.id)
+        [fact, _] = await append_chain(
+            rt.db,
+            u.id,
+            cid,
+            [("user", "I started volunteering at the animal shelter"), ("assistant", "Lovely")],
+        )
+        await append_chain(rt.db, u.id, cid, _filler(150))
+        [q] = await append_chain(
+            rt.db, u.id, cid, [("user", "Where did you say you volunteer these days?")]
+        )
+        rep = (await _context(rt, u, cid, q)).report
+        assert "volunteer*" in rep["recall"]["terms"]
+        assert fact not in rep["message_ids"] and fact in rep["recall_message_ids"]
     finally:
         await rt.db.dispose()
 

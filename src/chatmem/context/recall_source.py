@@ -79,13 +79,14 @@ class Found:
 
 
 def query_terms(history: Sequence[HistoryItem]) -> dict[str, float]:
-    """The query's terms and their weights: the latest user message's at 1, and — when it is a
+    """The query's terms and their weights: the latest user message's at 1 (its longer words
+    as prefixes, ``terms.stemmed``: "volunteer" finds "volunteering"), and — when it is a
     short follow-up ("and the second one?") — the turn before it at ``FOLLOW_UP_WEIGHT``."""
     users = [i for i, h in enumerate(history) if h.role == "user"]
     if not users:
         return {}
     last = users[-1]
-    weights = dict.fromkeys(tm.query_terms(history[last].text), 1.0)
+    weights = dict.fromkeys(map(tm.stemmed, tm.query_terms(history[last].text)), 1.0)
     if len(weights) < SHORT_QUERY_TERMS:
         for h in history[max(0, last - FOLLOW_UP_TURNS) : last]:
             for t in tm.query_terms(h.text):
@@ -111,7 +112,8 @@ def fill_terms(history: Sequence[HistoryItem], weights: Mapping[str, float]) -> 
     users = [h for h in history if h.role == "user"]
     if not users:
         return []
-    return [t for t in tm.query_terms(users[-1].text, keep_stopwords=True) if t not in weights]
+    words = tm.query_terms(users[-1].text, keep_stopwords=True)
+    return [t for t in words if t not in weights and tm.stemmed(t) not in weights]
 
 
 def _scope(conv, opts: Options) -> list[str]:
@@ -121,9 +123,9 @@ def _scope(conv, opts: Options) -> list[str]:
 
 
 async def _lexical(
-    c, scope, weights: dict[str, float], fill: list[str], opts: Options, scope_size, sample
-) -> tuple[list[str], list[str], dict, int]:
-    """(candidate ids, filler candidate ids, document frequencies, scope size): for each of the
+    c, owner, scope, weights: dict[str, float], fill: list[str], opts: Options, scope_size, sample
+) -> tuple[list[index.Hit], list[index.Hit], dict, int]:
+    """(candidates, filler candidates, document frequencies, scope size): for each of the
     most telling terms of the latest message (rarest first; the turn before only when the
     message has none of its own), its best messages in the scope; then the same for its
     function words (``fill_terms``). Words so common their count hit the cap only help when
@@ -155,7 +157,9 @@ async def _lexical(
     ids = []
     if present:
         per_term = max(10, opts.candidates * 4 // len(present))
-        ids = await index.match_each(c, scope, present, per_term=per_term, config=opts.config)
+        ids = await index.match_each(
+            c, scope, present, per_term=per_term, owner=owner, config=opts.config
+        )
     common = sorted(
         (t for t in fill if 0 < df.get(t, 0) < caps.get(t, DF_CAP)),
         key=lambda t: df[t],
@@ -164,7 +168,9 @@ async def _lexical(
     if common and opts.fill:
         common = common[:MAX_RANKED_TERMS]
         per_term = max(10, min(FILL_PER_TERM_MAX, opts.fill_to * FILL_OVERSAMPLE // len(common)))
-        extra = await index.match_each(c, scope, common, per_term=per_term, config=opts.config)
+        extra = await index.match_each(
+            c, scope, common, per_term=per_term, owner=owner, config=opts.config
+        )
     return ids, extra, df, n_docs
 
 
@@ -203,8 +209,10 @@ async def find(
     info: dict = {"scope": opts.scope if len(scope) > 1 else "conversation", "terms": weights}
     size = int(conv.message_count or 0) if len(scope) == 1 else None  # this conversation
     sample = [h.text for h in history[: -1 - FOLLOW_UP_TURNS]]  # not the query's own turns
-    ids, extra, df, n_docs = await _lexical(c, scope, weights, fill, opts, size or None, sample)
-    hits = await index.rows(c, conv.user_id, list(dict.fromkeys([*ids, *extra])))
+    found, extra, df, n_docs = await _lexical(
+        c, conv.user_id, scope, weights, fill, opts, size or None, sample
+    )
+    hits = list({h.id: h for h in [*found, *extra]}.values())
     path = await paths.get(c, conv.id, leaf_id)
     hits = await _allowed(c, conv, hits, path, leaf_id, len(scope) > 1)
     by_id = {h.id: h for h in hits}
@@ -231,7 +239,7 @@ def _lexical_rank(docs, weights, df, n_docs: int, min_ratio: float) -> list[str]
     scored = rank.bm25(docs, list(weights), df, n_docs, weights=weights)
     own = {t for t, w in weights.items() if w >= 1.0 and t not in tm.STOPWORDS}
     if own:  # the turn before only sharpens a follow-up: a hit must match the message itself
-        scored = [x for x in scored if not own.isdisjoint(tm.doc_terms(docs[x.id]))]
+        scored = [x for x in scored if any(tm.occurs(t, docs[x.id]) for t in own)]
     return rc.keep_relevant([(s.id, s.score) for s in scored], min_ratio)
 
 

@@ -119,7 +119,7 @@ async def frequencies(
     scoped count intersects the term with the scope's entries — for a user with a million
     messages a million of them, whose reading is what grows (bench/search.py)."""
     _check_scope(scope)
-    terms = [x for x in terms if x.isalnum()]
+    terms = [x for x in terms if tm.searchable(x)]
     last = len(terms) - 1 if prefix_last else -1
     sqlite = _is_sqlite(c)
     params: dict = {"s": tm.scope_tsquery(scope), "cfg": config}
@@ -356,26 +356,31 @@ async def _newest_of_owner(
     return mine if len(mine) == len(found) or len(found) < limit else None
 
 
+_HIT_COLUMNS = "id, conversation_id, parent_id, role, search_text, created_at, depth, user_id"
+
+
 async def match_each(
     c: AsyncConnection,
     scope: tm.Scope,
     terms: Sequence[str],
     *,
     per_term: int,
+    owner: str,
     config: str = "simple",
-) -> list[str]:
-    """Ids of scope messages containing each term: the ``per_term`` best for every term, in one
-    statement (duplicates removed, first occurrence kept).
+) -> list[Hit]:
+    """The ``owner``'s scope messages containing each term: the ``per_term`` best for every
+    term, in one statement, with what ranking needs (as ``rows`` reads it: no second trip to
+    the table), duplicates removed, first occurrence kept.
 
     Why per term: PostgreSQL's ``ts_rank`` ignores how rare a word is, so one ranked OR query
     lets messages with several common words crowd out the only message with the rare one; a
     bound per term gives every term its own candidates, whatever the engine's ranking. On
     PostgreSQL each term's messages are ranked by occurrences over length (normalisation 2), as
     BM25 ranks a single word in FTS5: the short message that is about the word comes first, not
-    the long one that mentions it twice.
+    the long one that mentions it twice. A term ending in ``terms.PREFIX`` matches as a prefix.
     """
     _check_scope(scope)
-    terms = [x for x in terms if x.isalnum()]
+    terms = [x for x in terms if tm.searchable(x)]
     if not terms:
         return []
     params: dict = {"lim": per_term, "cfg": config, "s": tm.scope_tsquery(scope)}
@@ -383,23 +388,24 @@ async def match_each(
     for i, term in enumerate(terms):
         if _is_sqlite(c):
             params[f"q{i}"] = tm.fts5_match([term], scope)
+            ids = _ids_of(
+                f"SELECT rowid AS r FROM messages_fts WHERE messages_fts MATCH :q{i} "
+                "ORDER BY bm25(messages_fts, 1.0, 1.0, 0.0) LIMIT :lim"
+            )
+            cols = ", ".join(f"m.{x.strip()}" for x in _HIT_COLUMNS.split(","))
             parts.append(
-                "SELECT * FROM ("
-                + _ids_of(
-                    f"SELECT rowid AS r FROM messages_fts WHERE messages_fts MATCH :q{i} "
-                    "ORDER BY bm25(messages_fts, 1.0, 1.0, 0.0) LIMIT :lim"
-                )
-                + ")"
+                f"SELECT * FROM (SELECT {cols} FROM ({ids}) x CROSS JOIN messages m ON m.id = x.id)"
             )
         else:
             params[f"q{i}"] = tm.tsquery([term])
             q = f"(CAST(:s AS tsquery) && to_tsquery(CAST(:cfg AS regconfig), :q{i}))"
             parts.append(
-                f"(SELECT id FROM messages WHERE search_tsv @@ {q} "
+                f"(SELECT {_HIT_COLUMNS} FROM messages WHERE search_tsv @@ {q} "
                 f"ORDER BY ts_rank(search_tsv, {q}, 2) DESC, id DESC LIMIT :lim)"
             )
-    found = (await c.execute(text(" UNION ALL ".join(parts)), params)).scalars().all()
-    return list(dict.fromkeys(found))
+    found = (await c.execute(text(" UNION ALL ".join(parts)), params)).all()
+    mine = {r.id: r for r in found if r.user_id == owner}  # first occurrence keeps its place
+    return [_hit(r) for r in mine.values()]
 
 
 #: A candidate message with its conversation's visibility (``store.searchable``) and title.
@@ -505,15 +511,16 @@ async def rows(
         for r in (await c.execute(_ROWS, {"ids": list(ids)})).all()
         if (r.user_id == user_id if conversations is None else r.conversation_id in conversations)
     ]
-    return [
-        Hit(
-            r.id,
-            r.conversation_id,
-            r.parent_id,
-            r.role,
-            r.search_text or "",
-            int(r.created_at),
-            int(r.depth),
-        )
-        for r in found
-    ]
+    return [_hit(r) for r in found]
+
+
+def _hit(r) -> Hit:
+    return Hit(
+        r.id,
+        r.conversation_id,
+        r.parent_id,
+        r.role,
+        r.search_text or "",
+        int(r.created_at),
+        int(r.depth),
+    )

@@ -46,7 +46,8 @@ def bm25(
 ) -> list[Scored]:
     """Score each ``docs`` id → text against ``query`` terms; best first, ties by id descending
     (ids are time-ordered, so the newer message wins a tie). Texts matching no term score 0 and
-    are left out. ``prefix_last``: words starting with the last term count as that term;
+    are left out. A prefix term (``terms.PREFIX``) counts the words starting with it;
+    ``prefix_last``: words starting with the last term count as that term;
     ``weights`` scales each query term (1 when absent)."""
     wanted = list(dict.fromkeys(query))
     last = query[-1] if prefix_last and query else None
@@ -55,7 +56,7 @@ def bm25(
     for i, txt in docs.items():
         # only the query terms' counts are needed (a Counter of every word cost 2× as much)
         toks = tm.doc_terms(txt)
-        tf = {q: toks.count(q) for q in wanted}
+        tf = {q: tm.count(q, txt) if q.endswith(tm.PREFIX) else toks.count(q) for q in wanted}
         if last is not None:
             tf[last] += sum(1 for w in toks if w != last and w.startswith(last))
         tokenised[i], lengths[i] = tf, len(toks)
@@ -114,8 +115,10 @@ def sampled_df(
     wanted = set(terms)
     if not sample or not wanted:
         return {}
+    prefixes = {t for t in wanted if t.endswith(tm.PREFIX)}
     seen: Counter[str] = Counter()
     for txt in sample:
-        seen.update(wanted.intersection(tm.doc_terms(txt)))
+        seen.update((wanted - prefixes).intersection(tm.doc_terms(txt)))
+        seen.update(t for t in prefixes if tm.occurs(t, txt))
     scale = max(n_docs, 1) / len(sample)
     return {t: max(k, round(k * scale)) for t, k in seen.items() if k >= least}

@@ -6,7 +6,8 @@ PostgreSQL's ``simple`` configuration see them (lower-cased), stop words dropped
 query's CJK runs as bigrams (or the character itself when the run is one character long, so "北京"
 matches wherever it occurs), the scope tokens (user, conversation, agent) that make "this
 conversation" and "this user" index lookups, and the FTS5 ``MATCH`` / PostgreSQL ``tsquery``
-strings. Terms are alphanumeric only, so no user input ever reaches a query's syntax.
+strings. Terms are alphanumeric only (recall's prefix terms: alphanumeric + ``*``), so no user
+input ever reaches a query's syntax.
 """
 
 from __future__ import annotations
@@ -98,6 +99,53 @@ def content_terms(text: str) -> frozenset[str]:
     return frozenset(_doc_terms(text)) - STOPWORDS
 
 
+#: A term ending in ``PREFIX`` matches every word that starts with the rest ("volunteer*"):
+#: recall asks for a question's longer content words that way (``stemmed``).
+PREFIX = "*"
+STEM_SUFFIXES = ("ing", "ed", "s")
+MIN_STEM = 5
+
+
+def stemmed(word: str) -> str:
+    """A content word as a prefix term, a common English ending taken off first:
+    "volunteering" → "volunteer*" (matches volunteer, volunteers, volunteered), "studying" →
+    "study*". Words shorter than ``MIN_STEM`` letters, stems that would be, stop words and
+    anything but ASCII letters stay whole words: a short prefix matches too much."""
+    if len(word) < MIN_STEM or not (word.isascii() and word.isalpha()) or word in STOPWORDS:
+        return word
+    for suffix in STEM_SUFFIXES:
+        if word.endswith(suffix) and not word.endswith("ss"):
+            if len(word) - len(suffix) >= MIN_STEM:
+                word = word[: -len(suffix)]
+            break
+    return word + PREFIX
+
+
+def searchable(term: str) -> bool:
+    """Whether ``term`` may be sent to the index: alphanumeric, or alphanumeric + ``PREFIX``."""
+    return (term[:-1] if term.endswith(PREFIX) else term).isalnum()
+
+
+@lru_cache(maxsize=TERMS_CACHE)
+def _joined(text: str) -> str:
+    return " " + " ".join(doc_terms(text))
+
+
+def count(term: str, text: str) -> int:
+    """How often ``text`` holds ``term`` (a prefix term: words starting with it)."""
+    if term.endswith(PREFIX):
+        joined = _joined(text) if len(text) <= CACHED_CHARS else " " + " ".join(doc_terms(text))
+        return joined.count(" " + term[:-1])
+    return doc_terms(text).count(term)
+
+
+def occurs(term: str, text: str) -> bool:
+    """Whether ``text`` is indexed under ``term`` (a prefix term: a word starting with it)."""
+    if term.endswith(PREFIX):
+        return count(term, text) > 0
+    return term in doc_terms(text)
+
+
 def has_all(text: str, terms: Sequence[str], *, prefix_last: bool = False) -> bool:
     """Whether ``text`` is indexed under every term (the last one as a prefix with
     ``prefix_last``): the index's own match, checked on a message's text."""
@@ -133,7 +181,12 @@ def query_terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
 
 
 def _quoted(terms: Iterable[str]) -> list[str]:
-    return [f'"{t}"' for t in terms if t and t.isalnum()]
+    out = []
+    for t in terms:
+        stem, star = (t[: -len(PREFIX)], " *") if t.endswith(PREFIX) else (t, "")
+        if stem and stem.isalnum():
+            out.append(f'"{stem}"{star}')
+    return out
 
 
 #: A scope: index tokens every result carries; a tuple of tokens is satisfied by any one of them
@@ -156,7 +209,7 @@ def fts5_match(
     quoted = _quoted(terms)
     if not quoted:
         raise ValueError("no searchable terms")
-    if prefix_last:
+    if prefix_last and not quoted[-1].endswith("*"):
         quoted[-1] += " *"
     join = " AND " if all_terms else " OR "
     expr = "{body cjk} : (" + join.join(quoted) + ")"
@@ -171,10 +224,14 @@ def fts5_scope(scope: Scope) -> str:
 
 def tsquery(terms: Sequence[str], *, all_terms: bool = False, prefix_last: bool = False) -> str:
     """The text given to PostgreSQL's ``to_tsquery`` for ``terms`` (alphanumeric: no escaping)."""
-    quoted = [f"'{t}'" for t in terms if t and t.isalnum()]
+    quoted = [
+        f"'{t[: -len(PREFIX)]}':*" if t.endswith(PREFIX) else f"'{t}'"
+        for t in terms
+        if t and searchable(t)
+    ]
     if not quoted:
         raise ValueError("no searchable terms")
-    if prefix_last:
+    if prefix_last and not quoted[-1].endswith(":*"):
         quoted[-1] += ":*"
     return (" & " if all_terms else " | ").join(quoted)
 
