@@ -283,7 +283,7 @@ def latency(clients: dict[str, httpx.Client], admin, questions: int = 30) -> Non
     both alike; the first question of each (a cold path cache: one walk to the root) apart.
     ``clients``: label → a client of a server on the same database (``--baseline``: the same
     questions asked of another code tree's server in the same loop, one after the other)."""
-    convs = _latency_convs(next(iter(clients.values())), admin)
+    convs = _latency_convs(admin, admin)
     keys = [(label, n) for label in clients for n in convs]
     ms: dict = {k: [] for k in keys}
     cold: dict = {}
@@ -319,15 +319,19 @@ def latency(clients: dict[str, httpx.Client], admin, questions: int = 30) -> Non
 SERVERS: list[Server] = []  # baseline servers, stopped on exit
 
 
-def _latency_clients(client, db_url: str, env: dict, baseline: str | None, headers) -> dict:
-    """label → client: this code's server and, with ``baseline``, one running that code."""
-    if not baseline:
-        return {"this tree": client}
-    env = {**env, "PYTHONPATH": str(Path(baseline).resolve())}
-    srv = Server(db_url, env_extra=env, args=("--no-worker",)).start()
-    SERVERS.append(srv)
-    other = httpx.Client(base_url=srv.base, headers=headers, timeout=120)
-    return {"this tree": client, f"baseline {baseline}": other}
+def _latency_clients(db_url: str, env: dict, baseline: str | None, headers) -> dict:
+    """label → client of a server without a job worker (the main server ingests and runs the
+    jobs; the questions' own jobs would otherwise run beside the measured turns, in one of the
+    servers only): this code's and, with ``baseline``, one running that code."""
+    envs = {"this tree": env}
+    if baseline:
+        envs[f"baseline {baseline}"] = {**env, "PYTHONPATH": str(Path(baseline).resolve())}
+    out = {}
+    for label, e in envs.items():
+        srv = Server(db_url, env_extra=e, args=("--no-worker",)).start()
+        SERVERS.append(srv)
+        out[label] = httpx.Client(base_url=srv.base, headers=headers, timeout=120)
+    return out
 
 
 def main() -> None:
@@ -398,7 +402,7 @@ def main() -> None:
             if not convs:
                 if args.latency:
                     print("\nrecall latency inside the turn:")
-                    latency(_latency_clients(client, db_url, env, args.baseline, h), client)
+                    latency(_latency_clients(db_url, env, args.baseline, h), client)
                 return
             print(
                 f"{len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns, "
@@ -411,7 +415,7 @@ def main() -> None:
             print_table(f"window {args.big_window}", res)
             if args.latency:
                 print("\nrecall latency inside the turn:")
-                latency(_latency_clients(client, db_url, env, args.baseline, h), client)
+                latency(_latency_clients(db_url, env, args.baseline, h), client)
     finally:
         for srv in SERVERS:
             srv.stop()
