@@ -512,15 +512,3 @@ async def rows(
         if (r.user_id == user_id if conversations is None else r.conversation_id in conversations)
     ]
     return [_hit(r) for r in found]
-
-
-def _hit(r) -> Hit:
-    return Hit(
-        r.id,
-        r.conversation_id,
-        r.parent_id,
-        r.role,
-        r.search_text or "",
-        int(r.created_at),
-        int(r.depth),
-    )
