@@ -418,15 +418,16 @@ async def copy_path(
     m = t.messages.alias("src")
     up = func.lead(path.c.depth).over(order_by=path.c.n)  # the parent's position
     lowest = func.min(path.c.depth).over()  # the lowest copied position: the copy's root is at 0
-    rows = (
-        select(
-            path.c.depth.label("pos"),
-            up.label("up"),
-            lowest.label("lowest"),
-            *(m.c[k] for k in _COPY_READ),
-        )
-        .join_from(path, m, m.c.id == path.c.id)
+    # the windows run over the walk's narrow rows; the wide source rows are joined after
+    walk = (
+        select(path.c.id, path.c.depth.label("pos"), up.label("up"), lowest.label("lowest"))
         .where(path.c.depth >= cut)
+        .subquery("walk")
+    )
+    w = walk.c
+    rows = (
+        select(w.pos, w.up, w.lowest, *(m.c[k] for k in _COPY_READ))
+        .join_from(walk, m, m.c.id == w.id)
         .subquery("rows")
     )
     r = rows.c
