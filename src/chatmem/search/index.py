@@ -451,24 +451,22 @@ async def newest_hits(
 
     Why one read: the ids, the rows and the conversations' visibility were three statements,
     each a lookup of every candidate — 400 of them at a million messages, where 10k has a
-    dozen (bench/search.py). On SQLite the words-alone page (``_newest_of_owner``) is read with
-    its rows and conversations in the same statement; otherwise the ids come from ``match`` and
-    the rows and conversations in one statement."""
+    dozen (bench/search.py). The words-alone page (as ``_newest_of_owner``) is read with its
+    rows and conversations in the same statement; the recency walk (``_walk_owner``, when
+    ``share`` says the words are in a large share) and the scoped index give ids, whose rows
+    and conversations are then one statement."""
     terms = [x for x in terms if x.isalnum()]
     if not terms:
         return [], {}
-    if _is_sqlite(c):
-        expr = tm.fts5_match(terms, [], all_terms=True, prefix_last=prefix_last)
-        sql = (
-            f"SELECT {_WITH_CONVERSATION} FROM (SELECT rowid AS r FROM messages_fts "
-            "WHERE messages_fts MATCH :q ORDER BY rowid DESC LIMIT :lim) f "
-            "CROSS JOIN messages_fts_ids i ON i.rid = f.r CROSS JOIN messages m ON m.id = i.message_id "
-            "CROSS JOIN conversations c ON c.id = m.conversation_id"
-        )
-        found = (await c.execute(text(sql), {"q": expr, "lim": limit})).all()
-        # as _newest_of_owner: decided when the page is all the owner's or holds every match
-        if len(found) < limit or all(r.author == owner for r in found):
-            return _owned_visible(found, owner)
+    if share and not _is_sqlite(c):
+        q = tm.tsquery(terms, all_terms=True, prefix_last=prefix_last)
+        walked = await _walk_owner(c, owner, q, share, limit, config)
+        if walked is not None:
+            return await _hits_of(c, owner, walked)
+    found = await _words_alone(c, terms, prefix_last, limit, config)
+    # as _newest_of_owner: decided when the page is all the owner's or holds every match
+    if len(found) < limit or all(r.author == owner for r in found):
+        return _owned_visible(found, owner)
     ids = await match(
         c,
         [tm.scope_token(owner)],
@@ -478,9 +476,36 @@ async def newest_hits(
         newest_first=True,
         limit=limit,
         config=config,
-        owner=None if _is_sqlite(c) else owner,  # SQLite: the words alone were just read
-        share=share,
     )
+    return await _hits_of(c, owner, ids)
+
+
+async def _words_alone(c: AsyncConnection, terms: Sequence[str], prefix_last, limit, config):
+    """The words' newest ``limit`` matches, whoever wrote them, with their conversations."""
+    if _is_sqlite(c):
+        expr = tm.fts5_match(terms, [], all_terms=True, prefix_last=prefix_last)
+        sql = (
+            f"SELECT {_WITH_CONVERSATION} FROM (SELECT rowid AS r FROM messages_fts "
+            "WHERE messages_fts MATCH :q ORDER BY rowid DESC LIMIT :lim) f "
+            "CROSS JOIN messages_fts_ids i ON i.rid = f.r CROSS JOIN messages m ON m.id = i.message_id "
+            "CROSS JOIN conversations c ON c.id = m.conversation_id"
+        )
+        return (await c.execute(text(sql), {"q": expr, "lim": limit})).all()
+    sql = (
+        f"SELECT {_WITH_CONVERSATION} FROM (SELECT id, conversation_id, parent_id, role, "
+        "search_text, created_at, depth, user_id FROM messages "
+        "WHERE search_tsv @@ to_tsquery(CAST(:cfg AS regconfig), :q) "
+        "ORDER BY created_at DESC, id DESC LIMIT :lim) m "
+        "JOIN conversations c ON c.id = m.conversation_id"
+    )
+    q = tm.tsquery(terms, all_terms=True, prefix_last=prefix_last)
+    return (await c.execute(text(sql), {"q": q, "cfg": config, "lim": limit})).all()
+
+
+async def _hits_of(
+    c: AsyncConnection, owner: str, ids: Sequence[str]
+) -> tuple[list[Hit], dict[str, str]]:
+    """``_owned_visible`` of the messages ``ids`` (by primary key), read with their conversations."""
     if not ids:
         return [], {}
     sql = (
