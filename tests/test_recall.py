@@ -96,12 +96,13 @@ def test_sampled_df_scales_what_the_sample_shows():
     assert rank.sampled_df([], ["i"], 1000) == {} == rank.sampled_df(sample, [], 1000)
 
 
-def test_longer_words_are_asked_as_prefixes_of_their_stem():
+def test_longer_words_are_asked_in_their_forms():
     from chatmem.search import terms as tm
 
-    assert tm.stemmed("volunteering") == tm.stemmed("volunteer") == "volunteer*"
-    assert tm.stemmed("studying") == "study*" and tm.stemmed("stopped") == "stopp*"
-    assert tm.stemmed("playing") == "playing*"  # "play*" would be too short a stem
+    assert tm.stemmed("volunteering") == tm.stemmed("volunteer") == "volunteer~"
+    assert set(tm.forms("volunteer~")) == {"volunteer", "volunteers", "volunteered", "volunteering"}
+    assert {"studies", "studied", "studying"} < set(tm.forms(tm.stemmed("studying")))
+    assert {"planned", "planning"} < set(tm.forms("plan~"))
     assert [tm.stemmed(w) for w in ("lena", "about", "café", "2024")] == [
         "lena",
         "about",
@@ -109,12 +110,18 @@ def test_longer_words_are_asked_as_prefixes_of_their_stem():
         "2024",
     ]
     text = "I started volunteering; volunteers volunteer. Involunteer!"
-    assert tm.count("volunteer*", text) == 3 and tm.occurs("volunteer*", text)
+    assert tm.count("volunteer~", text) == 3 and tm.occurs("volunteer~", text)
     assert tm.count("volunteer", text) == 1 and not tm.occurs("volunteer", "volunteers")
-    assert tm.fts5_match(["volunteer*", "omar"], []) == '{body cjk} : ("volunteer" * OR "omar")'
-    assert tm.tsquery(["volunteer*", "omar"]) == "'volunteer':* | 'omar'"
-    assert not tm.searchable("a*b") and not tm.searchable("*") and tm.searchable("abc*")
-    scored = rank.bm25({"a": text, "b": "volunteer once"}, ["volunteer*"], {}, 10)
+    assert not tm.occurs("volunteer~", "volunteerism")  # forms, never a prefix scan
+    assert tm.fts5_match(["plan~", "omar"], []) == (
+        '{body cjk} : (("plan" OR "plans" OR "planed" OR "planing" OR "planned" OR "planning")'
+        ' OR "omar")'
+    )
+    assert tm.tsquery(["volunteer~", "omar"]) == (
+        "('volunteer' | 'volunteers' | 'volunteered' | 'volunteering') | 'omar'"
+    )
+    assert not tm.searchable("a~b") and not tm.searchable("~") and tm.searchable("abc~")
+    scored = rank.bm25({"a": text, "b": "volunteer once"}, ["volunteer~"], {}, 10)
     assert [x.id for x in scored] == ["a", "b"]  # three matches beat one
 
 
@@ -394,8 +401,8 @@ async def test_only_the_questions_own_words_are_always_counted(db_url, monkeypat
         rep = (await _context(rt, u, cid, q)).report
         assert rep["recall"]["terms"]["basil"] == rs.FOLLOW_UP_WEIGHT  # a follow-up
         [(terms, caps)] = asked
-        assert "forecast*" in terms and "forecast*" not in caps  # its own word: exact
-        assert "weather*" not in terms  # … unless it is in every message
+        assert "forecast~" in terms and "forecast~" not in caps  # its own word: exact
+        assert "weather~" not in terms  # … unless it is in every message
         assert "the" not in terms and "and" not in terms  # the history tells these
         assert caps["basil"] == caps["balcony"] == rs.WEAK_DF_CAP
         assert fact in rep["recall_message_ids"]
@@ -405,7 +412,7 @@ async def test_only_the_questions_own_words_are_always_counted(db_url, monkeypat
 
 async def test_a_question_word_finds_its_other_forms(db_url):
     """ "Where did you say you volunteer?" finds "I started volunteering at the animal shelter":
-    the question's longer words are asked as prefixes of their stems, on both databases."""
+    the question's longer words are asked in their usual forms, on both databases."""
     rt = await _runtime(db_url, recall_fill=False)
     try:
         u = await make_user(rt.db, "stem@example.com")
@@ -421,7 +428,7 @@ async def test_a_question_word_finds_its_other_forms(db_url):
             rt.db, u.id, cid, [("user", "Where did you say you volunteer these days?")]
         )
         rep = (await _context(rt, u, cid, q)).report
-        assert "volunteer*" in rep["recall"]["terms"]
+        assert "volunteer~" in rep["recall"]["terms"]
         assert fact not in rep["message_ids"] and fact in rep["recall_message_ids"]
     finally:
         await rt.db.dispose()

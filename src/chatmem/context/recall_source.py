@@ -80,7 +80,7 @@ class Found:
 
 def query_terms(history: Sequence[HistoryItem]) -> dict[str, float]:
     """The query's terms and their weights: the latest user message's at 1 (its longer words
-    as prefixes, ``terms.stemmed``: "volunteer" finds "volunteering"), and — when it is a
+    in their usual forms, ``terms.stemmed``: "volunteer" finds "volunteering"), and — when it is a
     short follow-up ("and the second one?") — the turn before it at ``FOLLOW_UP_WEIGHT``."""
     users = [i for i, h in enumerate(history) if h.role == "user"]
     if not users:

@@ -377,7 +377,7 @@ async def match_each(
     bound per term gives every term its own candidates, whatever the engine's ranking. On
     PostgreSQL each term's messages are ranked by occurrences over length (normalisation 2), as
     BM25 ranks a single word in FTS5: the short message that is about the word comes first, not
-    the long one that mentions it twice. A term ending in ``terms.PREFIX`` matches as a prefix.
+    the long one that mentions it twice. A term ending in ``terms.FORMS`` matches any of its forms.
     """
     _check_scope(scope)
     terms = [x for x in terms if tm.searchable(x)]

@@ -46,7 +46,7 @@ def bm25(
 ) -> list[Scored]:
     """Score each ``docs`` id → text against ``query`` terms; best first, ties by id descending
     (ids are time-ordered, so the newer message wins a tie). Texts matching no term score 0 and
-    are left out. A prefix term (``terms.PREFIX``) counts the words starting with it;
+    are left out. A forms term (``terms.FORMS``) counts every form of its word;
     ``prefix_last``: words starting with the last term count as that term;
     ``weights`` scales each query term (1 when absent)."""
     wanted = list(dict.fromkeys(query))
@@ -56,7 +56,7 @@ def bm25(
     for i, txt in docs.items():
         # only the query terms' counts are needed (a Counter of every word cost 2× as much)
         toks = tm.doc_terms(txt)
-        tf = {q: tm.count(q, txt) if q.endswith(tm.PREFIX) else toks.count(q) for q in wanted}
+        tf = {q: tm.count(q, txt) if q.endswith(tm.FORMS) else toks.count(q) for q in wanted}
         if last is not None:
             tf[last] += sum(1 for w in toks if w != last and w.startswith(last))
         tokenised[i], lengths[i] = tf, len(toks)
@@ -115,7 +115,7 @@ def sampled_df(
     wanted = set(terms)
     if not sample or not wanted:
         return {}
-    prefixes = {t for t in wanted if t.endswith(tm.PREFIX)}
+    prefixes = {t for t in wanted if t.endswith(tm.FORMS)}
     seen: Counter[str] = Counter()
     for txt in sample:
         seen.update((wanted - prefixes).intersection(tm.doc_terms(txt)))

@@ -6,7 +6,7 @@ PostgreSQL's ``simple`` configuration see them (lower-cased), stop words dropped
 query's CJK runs as bigrams (or the character itself when the run is one character long, so "北京"
 matches wherever it occurs), the scope tokens (user, conversation, agent) that make "this
 conversation" and "this user" index lookups, and the FTS5 ``MATCH`` / PostgreSQL ``tsquery``
-strings. Terms are alphanumeric only (recall's prefix terms: alphanumeric + ``*``), so no user
+strings. Terms are alphanumeric only (recall's forms terms: alphanumeric + ``~``), so no user
 input ever reaches a query's syntax.
 """
 
@@ -99,18 +99,21 @@ def content_terms(text: str) -> frozenset[str]:
     return frozenset(_doc_terms(text)) - STOPWORDS
 
 
-#: A term ending in ``PREFIX`` matches every word that starts with the rest ("volunteer*"):
-#: recall asks for a question's longer content words that way (``stemmed``).
-PREFIX = "*"
+#: A term ending in ``FORMS`` stands for a word's usual English forms (``forms``): recall asks
+#: for a question's longer content words that way (``stemmed``). Exact words, never a prefix
+#: scan: FTS5 and GIN answer a prefix by merging every matching word's entries in the whole
+#: index, which grows with every user's messages.
+FORMS = "~"
 STEM_SUFFIXES = ("ing", "ed", "s")
 MIN_STEM = 5
+_ENDINGS = ("", "s", "ed", "ing")
 
 
 def stemmed(word: str) -> str:
-    """A content word as a prefix term, a common English ending taken off first:
-    "volunteering" → "volunteer*" (matches volunteer, volunteers, volunteered), "studying" →
-    "study*". Words shorter than ``MIN_STEM`` letters, stems that would be, stop words and
-    anything but ASCII letters stay whole words: a short prefix matches too much."""
+    """A content word as a forms term, a common English ending taken off first:
+    "volunteering" → "volunteer~" (volunteer, volunteers, volunteered, volunteering …),
+    "studying" → "study~" (… studies, studied). Words shorter than ``MIN_STEM`` letters, stop
+    words and anything but ASCII letters stay whole words."""
     if len(word) < MIN_STEM or not (word.isascii() and word.isalpha()) or word in STOPWORDS:
         return word
     for suffix in STEM_SUFFIXES:
@@ -118,32 +121,45 @@ def stemmed(word: str) -> str:
             if len(word) - len(suffix) >= MIN_STEM:
                 word = word[: -len(suffix)]
             break
-    return word + PREFIX
+    return word + FORMS
+
+
+@lru_cache(maxsize=1024)
+def forms(term: str) -> tuple[str, ...]:
+    """The words a term stands for: itself, or a forms term's stem with the usual endings (a
+    final e or y, and a doubled last consonant, handled: move → moving, study → studies,
+    stop → stopped)."""
+    if not term.endswith(FORMS):
+        return (term,)
+    stem = term[: -len(FORMS)]
+    out = [stem + e for e in _ENDINGS]
+    if stem.endswith(("s", "x", "z", "ch", "sh")):
+        out.append(stem + "es")
+    if stem.endswith("e"):
+        out += [stem + "d", stem[:-1] + "ing"]
+    if stem.endswith("y"):
+        out += [stem[:-1] + "ies", stem[:-1] + "ied"]
+    vowels = "aeiou"
+    if stem[-1] not in vowels + "wxy" and stem[-2] in vowels and stem[-3] not in vowels:
+        out += [stem + stem[-1] + "ed", stem + stem[-1] + "ing"]  # plan → planned
+    return tuple(dict.fromkeys(out))
 
 
 def searchable(term: str) -> bool:
-    """Whether ``term`` may be sent to the index: alphanumeric, or alphanumeric + ``PREFIX``."""
-    return (term[:-1] if term.endswith(PREFIX) else term).isalnum()
-
-
-@lru_cache(maxsize=TERMS_CACHE)
-def _joined(text: str) -> str:
-    return " " + " ".join(doc_terms(text))
+    """Whether ``term`` may be sent to the index: alphanumeric, or alphanumeric + ``FORMS``."""
+    return (term[: -len(FORMS)] if term.endswith(FORMS) else term).isalnum()
 
 
 def count(term: str, text: str) -> int:
-    """How often ``text`` holds ``term`` (a prefix term: words starting with it)."""
-    if term.endswith(PREFIX):
-        joined = _joined(text) if len(text) <= CACHED_CHARS else " " + " ".join(doc_terms(text))
-        return joined.count(" " + term[:-1])
-    return doc_terms(text).count(term)
+    """How often ``text`` holds ``term`` (a forms term: any of its forms)."""
+    toks = doc_terms(text)
+    return sum(toks.count(f) for f in forms(term))
 
 
 def occurs(term: str, text: str) -> bool:
-    """Whether ``text`` is indexed under ``term`` (a prefix term: a word starting with it)."""
-    if term.endswith(PREFIX):
-        return count(term, text) > 0
-    return term in doc_terms(text)
+    """Whether ``text`` is indexed under ``term`` (a forms term: under one of its forms)."""
+    toks = doc_terms(text)
+    return any(f in toks for f in forms(term))
 
 
 def has_all(text: str, terms: Sequence[str], *, prefix_last: bool = False) -> bool:
@@ -183,9 +199,9 @@ def query_terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
 def _quoted(terms: Iterable[str]) -> list[str]:
     out = []
     for t in terms:
-        stem, star = (t[: -len(PREFIX)], " *") if t.endswith(PREFIX) else (t, "")
-        if stem and stem.isalnum():
-            out.append(f'"{stem}"{star}')
+        if t and searchable(t):
+            words = [f'"{f}"' for f in forms(t)]
+            out.append(words[0] if len(words) == 1 else "(" + " OR ".join(words) + ")")
     return out
 
 
@@ -209,7 +225,7 @@ def fts5_match(
     quoted = _quoted(terms)
     if not quoted:
         raise ValueError("no searchable terms")
-    if prefix_last and not quoted[-1].endswith("*"):
+    if prefix_last:
         quoted[-1] += " *"
     join = " AND " if all_terms else " OR "
     expr = "{body cjk} : (" + join.join(quoted) + ")"
@@ -225,13 +241,13 @@ def fts5_scope(scope: Scope) -> str:
 def tsquery(terms: Sequence[str], *, all_terms: bool = False, prefix_last: bool = False) -> str:
     """The text given to PostgreSQL's ``to_tsquery`` for ``terms`` (alphanumeric: no escaping)."""
     quoted = [
-        f"'{t[: -len(PREFIX)]}':*" if t.endswith(PREFIX) else f"'{t}'"
+        "(" + " | ".join(f"'{f}'" for f in forms(t)) + ")" if t.endswith(FORMS) else f"'{t}'"
         for t in terms
         if t and searchable(t)
     ]
     if not quoted:
         raise ValueError("no searchable terms")
-    if prefix_last and not quoted[-1].endswith(":*"):
+    if prefix_last:
         quoted[-1] += ":*"
     return (" & " if all_terms else " | ").join(quoted)
 
