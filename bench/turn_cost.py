@@ -11,6 +11,12 @@ statements of the measured turns are printed too (what to cut next).
 to the total, which the per-turn figure includes.)
 
     .venv/bin/python bench/turn_cost.py [--turns 30] [--tokens 40] [--all] [--profile DIR]
+                                        [--baseline SRC [--rounds 6]]
+
+``--baseline SRC`` (a ``src`` folder of another checkout, e.g. ``git archive main src``) serves
+the same database with that code too and alternates the two servers in rounds of
+``--turns / --rounds`` turns (the order flips every round), so load drift hits both alike: the
+old-vs-new figures of one run, on the same data.
 
 ``--all`` lists every statement of the measured turns with the chatmem function that ran it
 (slower: CPU figures are then not comparable); ``--profile DIR`` writes a cProfile of the server
@@ -41,7 +47,9 @@ from pgtemp import temp_database  # noqa: E402
 from stream import turn  # noqa: E402
 
 
-def _server(db_url: str, tokens: int, extra: dict) -> tuple[subprocess.Popen, str]:
+def _server(
+    db_url: str, tokens: int, extra: dict, src: str | None = None
+) -> tuple[subprocess.Popen, str]:
     model = {"id": "demo-bench", "provider": "demo", "label": "Demo", "max_output": tokens * 2}
     env = chatmem_env(
         db_url,
@@ -52,6 +60,8 @@ def _server(db_url: str, tokens: int, extra: dict) -> tuple[subprocess.Popen, st
         CHATMEM_RUN_WORKER="false",
         **extra,
     )
+    if src:  # the baseline's code (counted_server.py imports chatmem from the path)
+        env["PYTHONPATH"] = str(Path(src).resolve())
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "bench" / "counted_server.py"), "--port", str(port)],
@@ -71,6 +81,25 @@ def _server(db_url: str, tokens: int, extra: dict) -> tuple[subprocess.Popen, st
     raise TimeoutError("counted server did not start")
 
 
+async def _turns(c: httpx.AsyncClient, n: int) -> dict:
+    """Counter deltas of ``n`` sequential demo turns on the server behind ``c``."""
+    before = (await c.get("/__bench/stats")).json()
+    for _ in range(n):
+        *_, last, _first, _end = await turn(c)
+        assert last == "done", last
+    await asyncio.sleep(0.5)  # the last turn's closing writes
+    after = (await c.get("/__bench/stats")).json()
+    return {k: after[k] - before[k] for k in ("statements", "transactions", "cpu_s")}
+
+
+def _per_turn(total: dict, turns: int) -> dict:
+    return {
+        "statements": total["statements"] / turns,
+        "transactions": total["transactions"] / turns,
+        "cpu_ms": total["cpu_s"] * 1000 / turns,
+    }
+
+
 async def measure(db_url: str, turns: int, tokens: int, opts: argparse.Namespace) -> dict:
     key = create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com")
     extra = {"CHATMEM_BENCH_TRACE": "1"} if opts.all else {}
@@ -84,11 +113,7 @@ async def measure(db_url: str, turns: int, tokens: int, opts: argparse.Namespace
             for _ in range(3):
                 await turn(c)
             await c.post("/__bench/reset")
-            before = (await c.get("/__bench/stats")).json()
-            for _ in range(turns):
-                *_, last, _first, _end = await turn(c)
-                assert last == "done", last
-            await asyncio.sleep(0.5)  # the last turn's closing writes
+            total = await _turns(c, turns)
             after = (await c.get("/__bench/stats", params={"detail": True})).json()
             if opts.profile:
                 dialect = db_url.split(":", 1)[0].split("+")[0]
@@ -97,12 +122,60 @@ async def measure(db_url: str, turns: int, tokens: int, opts: argparse.Namespace
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+    top = list(after["by_statement"].items())[: None if opts.all else 12]
+    return {**_per_turn(total, turns), "top": top}
+
+
+async def compare(db_url: str, turns: int, tokens: int, opts: argparse.Namespace) -> dict:
+    """This code and ``opts.baseline`` on the same database, alternating in rounds."""
+    key = create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com")
+    servers = {"new": _server(db_url, tokens, {}), "baseline": None}
+    servers["baseline"] = _server(db_url, tokens, {}, opts.baseline)
+    totals = {name: {"statements": 0, "transactions": 0, "cpu_s": 0.0} for name in servers}
+    per_round: dict[str, list[float]] = {name: [] for name in servers}
+    rounds = max(1, opts.rounds)
+    k = max(1, turns // rounds)
+    try:
+        clients = {
+            name: httpx.AsyncClient(
+                base_url=base, timeout=120, headers={"Authorization": f"Bearer {key}"}
+            )
+            for name, (_proc, base) in servers.items()
+        }
+        for c in clients.values():
+            for _ in range(3):
+                await turn(c)
+        for r in range(rounds):
+            order = ["new", "baseline"] if r % 2 == 0 else ["baseline", "new"]
+            for name in order:
+                d = await _turns(clients[name], k)
+                per_round[name].append(d["cpu_s"] * 1000 / k)
+                for f in totals[name]:
+                    totals[name][f] += d[f]
+        for c in clients.values():
+            await c.aclose()
+    finally:
+        for proc, _base in servers.values():
+            proc.terminate()
+            proc.wait(timeout=30)
     return {
-        "statements": (after["statements"] - before["statements"]) / turns,
-        "transactions": (after["transactions"] - before["transactions"]) / turns,
-        "cpu_ms": (after["cpu_s"] - before["cpu_s"]) * 1000 / turns,
-        "top": list(after["by_statement"].items())[: None if opts.all else 12],
+        name: {**_per_turn(totals[name], k * rounds), "rounds": per_round[name]} for name in servers
     }
+
+
+def report_compare(name: str, r: dict, turns: int) -> None:
+    print(f"{name}: per demo turn, this code vs the baseline (alternating rounds, {turns} each)")
+    new, old = r["new"], r["baseline"]
+    print(f"  {'':14}{'new':>9}{'baseline':>10}{'ratio':>8}")
+    for field, label in (("statements", "statements"), ("transactions", "transactions")):
+        print(f"  {label:14}{new[field]:9.1f}{old[field]:10.1f}{new[field] / old[field]:8.2f}")
+    print(
+        f"  {'server CPU ms':14}{new['cpu_ms']:9.1f}{old['cpu_ms']:10.1f}"
+        f"{new['cpu_ms'] / old['cpu_ms']:8.2f}"
+    )
+    fmt = " ".join
+    print(f"  CPU per round, new:      {fmt(f'{v:.1f}' for v in new['rounds'])}")
+    print(f"  CPU per round, baseline: {fmt(f'{v:.1f}' for v in old['rounds'])}")
 
 
 def report(name: str, r: dict, turns: int) -> None:
@@ -116,8 +189,9 @@ def report(name: str, r: dict, turns: int) -> None:
 
 
 async def _pg(turns: int, tokens: int, opts: argparse.Namespace):
+    run = compare if opts.baseline else measure
     async with temp_database("chatmem_turncost") as url:
-        return None if url is None else await measure(url, turns, tokens, opts)
+        return None if url is None else await run(url, turns, tokens, opts)
 
 
 def main() -> int:
@@ -126,16 +200,24 @@ def main() -> int:
     ap.add_argument("--tokens", type=int, default=40)
     ap.add_argument("--all", action="store_true", help="every statement, with its caller")
     ap.add_argument("--profile", metavar="DIR", help="write a cProfile of the measured turns")
+    ap.add_argument("--baseline", metavar="SRC", help="also serve the data with this src folder")
+    ap.add_argument("--rounds", type=int, default=6, help="alternations with --baseline")
+    ap.add_argument("--db", choices=("both", "sqlite", "postgres"), default="both")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{tmp}/turns.db"
-        upgrade(url)
-        report("SQLite", asyncio.run(measure(url, args.turns, args.tokens, args)), args.turns)
+    show = report_compare if args.baseline else report
+    if args.db != "postgres":
+        with tempfile.TemporaryDirectory() as tmp:
+            url = f"sqlite:///{tmp}/turns.db"
+            upgrade(url)
+            run = compare if args.baseline else measure
+            show("SQLite", asyncio.run(run(url, args.turns, args.tokens, args)), args.turns)
+    if args.db == "sqlite":
+        return 0
     out = asyncio.run(_pg(args.turns, args.tokens, args))
     if out is None:
         print("PostgreSQL: skipped (set CHATMEM_BENCH_POSTGRES_URL or CHATMEM_TEST_POSTGRES_URL)")
     else:
-        report("PostgreSQL", out, args.turns)
+        show("PostgreSQL", out, args.turns)
     return 0
 
 
