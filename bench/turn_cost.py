@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -173,9 +174,12 @@ def report_compare(name: str, r: dict, turns: int) -> None:
         f"  {'server CPU ms':14}{new['cpu_ms']:9.1f}{old['cpu_ms']:10.1f}"
         f"{new['cpu_ms'] / old['cpu_ms']:8.2f}"
     )
-    fmt = " ".join
-    print(f"  CPU per round, new:      {fmt(f'{v:.1f}' for v in new['rounds'])}")
-    print(f"  CPU per round, baseline: {fmt(f'{v:.1f}' for v in old['rounds'])}")
+    for name, label in (("new", "new"), ("baseline", "baseline")):
+        v = sorted(r[name]["rounds"])
+        print(
+            f"  CPU ms per round, {label:8}: median {statistics.median(v):5.1f}  min {v[0]:5.1f}"
+            f"  ({' '.join(f'{x:.1f}' for x in r[name]['rounds'])})"
+        )
 
 
 def report(name: str, r: dict, turns: int) -> None:
