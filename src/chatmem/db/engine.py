@@ -20,7 +20,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from . import faults
+from . import faults, sqlite_driver
 from .fulltext import register_sqlite_functions
 
 #: SQLite's memory-mapped I/O window (bytes): the whole database up to SQLite's own cap.
@@ -66,7 +66,10 @@ class Database:
         if self.sqlite:
             ensure_sqlite_dir(self.url)
             self.engine: AsyncEngine = create_async_engine(
-                self.url, echo=echo, connect_args={"timeout": 30}
+                self.url,
+                echo=echo,
+                connect_args={"timeout": 30},
+                module=sqlite_driver.dbapi(),  # one thread trip per statement (sqlite_driver.py)
             )
             self._install_sqlite_hooks()
         else:

@@ -1,0 +1,109 @@
+"""SQLite through aiosqlite with one thread hand-off per statement instead of four.
+
+Why it exists: aiosqlite runs every sqlite3 call on its own thread, and SQLAlchemy's adapter makes
+a separate trip there and back for each step of a statement — create the cursor, execute, fetch
+all rows, close. Each trip is a future, a queue put, a wake-up of the worker thread and a
+self-pipe wake-up of the event loop: CPU on both threads and, on a busy machine, a scheduling
+wait per trip. A demo turn ran ~90 of them for ~23 statements (bench/turn_cost.py).
+
+Here the whole statement is one function run on aiosqlite's thread (``_run``): cursor, execute,
+every row, close — one trip. The rows come back buffered exactly as the adapter buffered them
+before (it always fetched everything at once; chatmem never streams results from SQLite). Errors
+are the same sqlite3 exceptions, mapped by the same adapter code. Everything else (connect,
+commit, rollback, close, isolation level) is SQLAlchemy's aiosqlite adapter unchanged.
+
+``Database`` passes ``module=dbapi()`` to ``create_async_engine`` (SQLAlchemy's documented way to
+substitute the DBAPI module); the dialect is still ``sqlite+aiosqlite``.
+"""
+
+from __future__ import annotations
+
+import collections
+import sqlite3
+from typing import Any
+
+import aiosqlite
+from sqlalchemy.dialects.sqlite.aiosqlite import (
+    AsyncAdapt_aiosqlite_connection,
+    AsyncAdapt_aiosqlite_cursor,
+    AsyncAdapt_aiosqlite_dbapi,
+)
+from sqlalchemy.util import EMPTY_DICT
+from sqlalchemy.util.concurrency import await_
+
+
+class _Ran:
+    """What the cursor reports once its statement ran on the worker thread (the sqlite3 cursor
+    itself is closed there)."""
+
+    __slots__ = ("arraysize", "description", "lastrowid", "rowcount")
+
+    def __init__(self) -> None:
+        self.description: Any = None
+        self.rowcount = -1
+        self.lastrowid: int | None = None
+        self.arraysize = 1
+
+    def close(self) -> None:
+        pass
+
+
+def _run(conn: sqlite3.Connection, operation: str, parameters: Any, many: bool) -> tuple:
+    """On aiosqlite's thread: the statement from cursor to close, rows buffered."""
+    cur = conn.cursor()
+    try:
+        if many:
+            cur.executemany(operation, parameters)
+        elif parameters is None:
+            cur.execute(operation)
+        else:
+            cur.execute(operation, parameters)
+        desc = cur.description
+        rows = cur.fetchall() if desc else None
+        return desc, cur.rowcount, cur.lastrowid, rows
+    finally:
+        cur.close()
+
+
+class OneTripCursor(AsyncAdapt_aiosqlite_cursor):
+    __slots__ = ()
+    _awaitable_cursor_close = False  # nothing to close on this side: ``_Ran.close``
+
+    def __init__(self, adapt_connection: AsyncAdapt_aiosqlite_connection) -> None:
+        self._adapt_connection = adapt_connection
+        self._connection = adapt_connection._connection
+        self._cursor = _Ran()  # type: ignore[assignment]
+        self._soft_closed_memoized = EMPTY_DICT
+        self._rows = collections.deque()
+
+    async def _trip(self, operation: Any, parameters: Any, many: bool) -> None:
+        async with self._adapt_connection._execute_mutex:
+            conn = self._connection
+            desc, rowcount, lastrowid, rows = await conn._execute(
+                _run, conn._conn, operation, parameters, many
+            )
+        ran = self._cursor
+        ran.description, ran.rowcount, ran.lastrowid = desc, rowcount, lastrowid
+        self._rows = collections.deque(rows) if rows else collections.deque()
+
+    async def _execute_async(self, operation: Any, parameters: Any) -> Any:
+        await self._trip(operation, parameters, False)
+
+    async def _executemany_async(self, operation: Any, seq_of_parameters: Any) -> Any:
+        await self._trip(operation, seq_of_parameters, True)
+
+
+class OneTripConnection(AsyncAdapt_aiosqlite_connection):
+    __slots__ = ()
+    _cursor_cls = OneTripCursor
+
+
+class OneTripDbapi(AsyncAdapt_aiosqlite_dbapi):
+    def connect(self, *arg: Any, **kw: Any) -> OneTripConnection:
+        connection = self.aiosqlite.connect(*arg, **kw)
+        connection._thread.daemon = True  # as SQLAlchemy's adapter: never blocks exit
+        return OneTripConnection(self, await_(connection))
+
+
+def dbapi() -> OneTripDbapi:
+    return OneTripDbapi(aiosqlite, sqlite3)
