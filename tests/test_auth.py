@@ -3,10 +3,13 @@ CSRF check on cookie-authenticated writes, logout, expiry and disabled accounts.
 
 from __future__ import annotations
 
+import contextlib
+
 import httpx
 from sqlalchemy import update
 
 from chatmem.auth import service as auth_service
+from chatmem.auth import store as auth_store
 from chatmem.db import schema as t
 
 from .tree_api import table_counts
@@ -49,10 +52,41 @@ async def test_api_keys(new_user, anon, app):
     assert await table_counts(app) == before
     r = await anon.get("/api/me", headers={"Authorization": f"Bearer {key2}"})
     assert r.status_code == 200 and r.json()["id"] == a.id
-    # a disabled account's keys stop working too
+    # a disabled account's keys stop working too, at once in the process that disables it
+    async with rt.db.write() as c:
+        await auth_store.update_user(c, a.id, disabled=1)
+    _401(await anon.get("/api/me", headers={"Authorization": f"Bearer {key2}"}))
+
+
+async def test_auth_cache_staleness_bound(new_user, anon, app):
+    """The caller of a key is remembered for auth_cache_s (auth/cache.py): a change made behind
+    this process's back (another replica, the CLI: here a raw UPDATE) is seen once the entry
+    expires, never later; the same change through the auth store is seen at once."""
+    rt = app.state.runtime
+    now = [1000.0]
+    rt.principals.clock = lambda: now[0]
+    a = await new_user()
+    me = {"Authorization": f"Bearer {a.key}"}
+    assert (await anon.get("/api/me", headers=me)).status_code == 200  # remembered from here
     async with rt.db.write() as c:
         await c.execute(update(t.users).where(t.users.c.id == a.id).values(disabled=1))
-    _401(await anon.get("/api/me", headers={"Authorization": f"Bearer {key2}"}))
+    assert (await anon.get("/api/me", headers=me)).status_code == 200  # within the window
+    now[0] += rt.settings.auth_cache_s
+    _401(await anon.get("/api/me", headers=me))
+    # through the store (revoke, disable, settings, logout …) every process entry is voided
+    async with rt.db.write() as c:
+        await auth_store.update_user(c, a.id, disabled=0)
+    assert (await anon.get("/api/me", headers=me)).status_code == 200
+    async with rt.db.write() as c:
+        await auth_store.update_user(c, a.id, settings={"memory_enabled": False})
+    r = await anon.get("/api/me", headers=me)
+    assert r.json()["settings"]["memory_enabled"] is False
+    # a write that rolls back keeps nothing stale either: the entry is simply read again
+    with contextlib.suppress(RuntimeError):
+        async with rt.db.write() as c:
+            await auth_store.update_user(c, a.id, disabled=1)
+            raise RuntimeError("rolled back")
+    assert (await anon.get("/api/me", headers=me)).status_code == 200
 
 
 async def test_session_cookie_csrf_and_logout(new_user, app):
@@ -134,6 +168,8 @@ async def test_expired_session_is_rejected(new_user, app):
             await c.execute(
                 update(t.web_sessions).where(t.web_sessions.c.user_id == a.id).values(expires_at=1)
             )
+        # the time that passed would have taken the session's cache entry with it
+        app.state.runtime.principals.clear()
         _401(await web.get("/api/me"))
 
 

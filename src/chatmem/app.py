@@ -22,6 +22,7 @@ from . import edge
 from .admin import routes as admin_routes
 from .agents import routes as agents_routes
 from .auth import routes as auth_routes
+from .auth.cache import PrincipalCache
 from .auth.throttle import LoginGuard
 from .compat import envelope
 from .compat import routes as compat_routes
@@ -178,6 +179,7 @@ def create_runtime(settings: Settings, *, db: Database | None = None) -> Runtime
         login_guard=LoginGuard.from_settings(settings),
         share_limiter=Throttle("public-share", settings.public_share_rate_per_ip),
         telemetry=telemetry,
+        principals=PrincipalCache(settings.auth_cache_s),
     )
     rt.job_handlers.update(
         {

@@ -50,6 +50,10 @@ class Settings(BaseSettings):
     session_ttl_s: int = 14 * 24 * 3600
     cookie_secure: bool = False  # always Secure; requests over https (proxy: see above) are anyway
 
+    # a key's or session's caller is remembered this long per process: another replica sees a
+    # revoked key, a disabled user, a logout or new settings within it (auth/cache.py); 0 = off
+    auth_cache_s: float = 5.0
+
     # generation
     lease_ttl_s: int = 30
     turn_cap_s: int = 90 * 60

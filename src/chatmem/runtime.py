@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.types import ASGIApp
 
+from .auth.cache import PrincipalCache
 from .auth.models import Principal
 from .auth.throttle import LoginGuard
 from .config import Settings
@@ -105,6 +106,8 @@ class Runtime:
     telemetry: Telemetry = field(default_factory=Telemetry)
     #: recall's per-process memo of each conversation's latest path (conversations/paths.py)
     path_cache: PathCache = field(default_factory=PathCache)
+    #: who a key or session is, for ``auth_cache_s`` (auth/cache.py: the staleness bound)
+    principals: PrincipalCache = field(default_factory=lambda: PrincipalCache(0))
     #: this process in the deployment-wide duty leases it takes (db/singleton.py)
     instance_id: str = field(default_factory=new_holder_id)
 

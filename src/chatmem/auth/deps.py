@@ -37,11 +37,11 @@ async def current_user(request: Request) -> Principal:
         scheme, _, key = auth.partition(" ")
         if scheme.lower() != "bearer" or not key.strip():
             raise Unauthorized("use 'Authorization: Bearer <api key>'")
-        return await service.principal_for_key(rt.db, key.strip())
+        return await service.principal_for_key(rt.db, key.strip(), rt.principals)
     token = request.cookies.get(SESSION_COOKIE)
     if not token:
         raise Unauthorized("authentication required")
-    p = await service.principal_for_session(rt.db, token)
+    p = await service.principal_for_session(rt.db, token, rt.principals)
     if request.method not in SAFE_METHODS:
         check_csrf(request, p)
     return p

@@ -11,7 +11,7 @@ from ..db.clock import now_ms
 from ..db.engine import Database
 from ..db.ids import new_id
 from ..errors import BadRequest, Conflict, Unauthorized, found
-from . import store
+from . import cache, store
 from .models import Principal
 from .secrets import (
     burn_password_check,
@@ -140,24 +140,44 @@ async def revoke_key(db: Database, key_id_or_prefix: str, user_id: str | None = 
 KEY_TOUCH_MS = 60_000
 
 
-async def principal_for_key(db: Database, key: str) -> Principal:
+async def principal_for_key(
+    db: Database, key: str, principals: cache.PrincipalCache | None = None
+) -> Principal:
+    """The caller of a bearer key; remembered by ``principals`` (auth/cache.py) when given."""
+    hashed = digest(key)
+    if principals is not None and (hit := principals.get(hashed)) is not None:
+        return hit
+    epoch = cache.epoch()
     async with db.read_once() as c:  # one statement: no transaction round trips
-        row = await store.user_for_key(c, digest(key))
+        row = await store.user_for_key(c, hashed)
     if row is None:
         raise Unauthorized("invalid or revoked API key")
     now = now_ms()
     if row.last_used_at is None or now - row.last_used_at >= KEY_TOUCH_MS:
-        async with db.write() as c:
+        async with db.write_once() as c:
             await store.touch_key(c, row.key_id, now)
-    return _principal(row, "key")
+    p = _principal(row, "key")
+    if principals is not None:
+        principals.put(hashed, p, epoch=epoch)
+    return p
 
 
-async def principal_for_session(db: Database, token: str) -> Principal:
+async def principal_for_session(
+    db: Database, token: str, principals: cache.PrincipalCache | None = None
+) -> Principal:
+    """The caller of a session cookie; remembered by ``principals`` until at most its expiry."""
+    hashed = digest(token)
+    if principals is not None and (hit := principals.get(hashed)) is not None:
+        return hit
+    epoch, now = cache.epoch(), now_ms()
     async with db.read_once() as c:
-        row = await store.user_for_session(c, digest(token), now_ms())
+        row = await store.user_for_session(c, hashed, now)
     if row is None:
         raise Unauthorized("session expired; log in again")
-    return _principal(row, "session", row.csrf_token)
+    p = _principal(row, "session", row.csrf_token)
+    if principals is not None:
+        principals.put(hashed, p, epoch=epoch, expires_in_s=(row.session_expires_at - now) / 1000)
+    return p
 
 
 async def login(db: Database, email: str, password: str, ttl_s: int) -> tuple[str, str, dict]:

@@ -10,10 +10,19 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
+from ..db.engine import after_commit
+from . import cache
 
 U = t.users.c
 K = t.api_keys.c
 W = t.web_sessions.c
+
+
+def auth_changed(c: AsyncConnection) -> None:
+    """This transaction changes what a key or session lookup answers: void the cached callers
+    now and again once it commits (auth/cache.py; a lookup racing the commit is not kept)."""
+    cache.changed()
+    after_commit(c, cache.changed)
 
 
 # ── users ───────────────────────────────────────────────────────────────────────────────────────
@@ -50,6 +59,7 @@ async def active_user_by_email(c: AsyncConnection, email: str):
 
 
 async def update_user(c: AsyncConnection, user_id: str, **values) -> None:
+    auth_changed(c)
     await c.execute(update(t.users).where(U.id == user_id).values(**values))
 
 
@@ -77,6 +87,7 @@ async def revoke_keys(
     )
     if user_id:
         q = q.where(K.user_id == user_id)
+    auth_changed(c)
     return (await c.execute(q.values(revoked_at=now))).rowcount
 
 
@@ -100,7 +111,7 @@ async def touch_key(c: AsyncConnection, key_id: str, now: int) -> None:
 async def user_for_session(c: AsyncConnection, session_hash: str, now: int):
     """The active user of a live session (not a login token), with its ``csrf_token``."""
     q = (
-        select(t.users, W.csrf_token)
+        select(t.users, W.csrf_token, W.expires_at.label("session_expires_at"))
         .join(t.web_sessions, W.user_id == U.id)
         .where(W.id == session_hash, W.expires_at > now, W.csrf_token != "", U.disabled == 0)
     )
@@ -122,6 +133,7 @@ async def login_token_user(c: AsyncConnection, token_hash: str, now: int) -> str
 
 
 async def delete_session(c: AsyncConnection, session_hash: str) -> None:
+    auth_changed(c)
     await c.execute(delete(t.web_sessions).where(W.id == session_hash))
 
 
@@ -130,4 +142,5 @@ async def end_sessions(c: AsyncConnection, user_id: str, *, keep: str | None = N
     q = delete(t.web_sessions).where(W.user_id == user_id, W.csrf_token != "")
     if keep:
         q = q.where(W.id != keep)
+    auth_changed(c)
     return (await c.execute(q)).rowcount

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from sqlalchemy import event
@@ -147,16 +147,64 @@ class Database:
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
         """A write transaction: committed on success, rolled back on any exception."""
+        async with self._writing("BEGIN IMMEDIATE") as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def write_once(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for ONE write statement, which is its own transaction: no BEGIN/COMMIT
+        round trips around it (SQLite: autocommit, still behind the process's write lock; a
+        lone statement takes the write lock as it starts, waiting on ``busy_timeout`` like
+        ``BEGIN IMMEDIATE``). Never for two statements that must commit together."""
+        async with self._writing(None) as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def _writing(self, begin: str | None) -> AsyncIterator[AsyncConnection]:
         if self._write_lock is None:
-            async with self.engine.begin() as conn:
+            if begin is None:
+                async with self.read_once() as conn:
+                    async with _committed(conn):
+                        yield conn
+                return
+            async with self.engine.begin() as conn, _committed(conn):
                 yield conn
             return
         async with self._write_lock, self.engine.connect() as conn:
             sync = conn.sync_connection
             assert sync is not None
-            sync.info["chatmem_begin"] = "BEGIN IMMEDIATE"
-            async with conn.begin():
+            sync.info["chatmem_begin"] = begin or ""
+            async with _committed(conn), conn.begin():
                 yield conn
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+_AFTER_COMMIT = "chatmem_after_commit"
+
+
+def after_commit(c: AsyncConnection, fn: Callable[[], object]) -> None:
+    """Call ``fn`` once the write of ``c`` (a ``Database.write``/``write_once`` block) has
+    committed; never if it rolls back."""
+    sync = c.sync_connection
+    assert sync is not None
+    sync.info.setdefault(_AFTER_COMMIT, []).append(fn)
+
+
+@asynccontextmanager
+async def _committed(conn: AsyncConnection) -> AsyncIterator[None]:
+    """Runs the ``after_commit`` callbacks of the block it wraps (outside its transaction)."""
+    sync = conn.sync_connection
+    assert sync is not None
+    info = sync.info
+    try:
+        yield
+    except BaseException:
+        info.pop(_AFTER_COMMIT, None)
+        raise
+    for fn in info.pop(_AFTER_COMMIT, ()):
+        fn()
 
     async def dispose(self) -> None:
         await self.engine.dispose()

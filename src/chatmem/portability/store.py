@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import ColumnElement, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from ..auth.store import auth_changed
 from ..conversations import blocks as blk
 from ..conversations import dag
 from ..db import schema as t
@@ -325,6 +326,7 @@ async def purge_user(c: AsyncConnection, user_id: str) -> None:
     reach are deleted explicitly first: jobs (their payload names the user or a conversation),
     messages' parent links (a deep chain would exceed SQLite's cascade depth), and the audit's
     reference to this user as the admin of an earlier deletion."""
+    auth_changed(c)  # the user's keys and sessions die with it (auth/cache.py)
     await c.execute(delete(t.jobs).where(_job_refs(user_id)))
     conv_ids = select(C.id).where(C.user_id == user_id)
     await c.execute(
