@@ -163,9 +163,8 @@ class Database:
     async def _writing(self, begin: str | None) -> AsyncIterator[AsyncConnection]:
         if self._write_lock is None:
             if begin is None:
-                async with self.read_once() as conn:
-                    async with _committed(conn):
-                        yield conn
+                async with self.read_once() as conn, _committed(conn):
+                    yield conn
                 return
             async with self.engine.begin() as conn, _committed(conn):
                 yield conn
