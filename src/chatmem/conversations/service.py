@@ -89,7 +89,9 @@ async def _space(c, p: Principal, body: ConversationIn) -> dict:
 async def create_conversation(
     db: Database, p: Principal, body: ConversationIn, *, accept_language: str | None = None, **extra
 ) -> dict:
-    async with db.write() as c:
+    # nothing to check first (no workspace, project or agent): the INSERT is the whole write
+    lone = not (body.workspace_id or body.project_id or body.agent_id)
+    async with db.write_once() if lone else db.write() as c:
         space = await _space(c, p, body)
         if body.project_id:
             await _check_project(c, p, body.project_id, body.workspace_id or "")

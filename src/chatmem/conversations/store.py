@@ -189,10 +189,18 @@ async def insert_message(
 
 
 async def touch_conversation(
-    c: AsyncConnection, conv_id: str, *, added: int, created_at: int, now: int, leaf: str | None
-) -> None:
+    c: AsyncConnection,
+    conv_id: str,
+    *,
+    added: int,
+    created_at: int,
+    now: int,
+    leaf: str | None,
+    returning: bool = False,
+):
     """Count ``added`` new messages (the newest dated ``created_at``) and, given ``leaf``, make it
-    the active leaf: the conversation-row half of ``insert_message``."""
+    the active leaf: the conversation-row half of ``insert_message``. ``returning``: give the
+    updated row (RETURNING: what a read right after would see, without the read)."""
     newest = case(
         (or_(C.last_message_at.is_(None), C.last_message_at < created_at), created_at),
         else_=C.last_message_at,
@@ -204,7 +212,11 @@ async def touch_conversation(
     }
     if leaf is not None:
         values["active_leaf_id"] = leaf
-    await c.execute(update(t.conversations).where(C.id == conv_id).values(**values))
+    q = update(t.conversations).where(C.id == conv_id).values(**values)
+    if not returning:
+        await c.execute(q)
+        return None
+    return (await c.execute(q.returning(*t.conversations.c))).one()
 
 
 async def rows_by_ids(c: AsyncConnection, ids: list[str]) -> list:

@@ -145,6 +145,15 @@ class Database:
             yield await conn.execution_options(isolation_level="AUTOCOMMIT")
 
     @asynccontextmanager
+    async def read_snapshots(self) -> AsyncIterator[AsyncConnection]:
+        """A connection whose read statements each see their own snapshot, outside a transaction
+        (no BEGIN/COMMIT round trips): what PostgreSQL's READ COMMITTED gives a transaction
+        anyway, now on SQLite too. For reads that need not agree with each other (a turn's
+        context: its path is one statement, the memories another)."""
+        async with self.read_once() as conn:
+            yield conn
+
+    @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
         """A write transaction: committed on success, rolled back on any exception."""
         async with self._writing("BEGIN IMMEDIATE") as conn:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import and_, delete, func, select, update
+from sqlalchemy import and_, delete, func, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
@@ -51,6 +51,10 @@ def _of_message(message_id: str):
     return L.owner_token.startswith(message_id + ":", autoescape=True)
 
 
+#: ``acquire``'s answer when the principal already holds ``cap`` live leases
+AT_CAP = "!cap"
+
+
 async def acquire(
     c: AsyncConnection,
     conv_id: str,
@@ -59,19 +63,32 @@ async def acquire(
     token: str,
     ttl_ms: int,
     now: int,
+    *,
+    cap: int | None = None,
 ) -> str | None:
-    """Take the lease; None on success, else the live holder's token.
+    """Take the lease; None on success, else the live holder's token, or ``AT_CAP`` when the
+    principal already holds ``cap`` live leases (checked first, as a separate check was).
 
-    One statement when it is free or expired: an INSERT that, on the key of an expired lease,
-    takes that row over (``DO UPDATE … WHERE expires_at <= now``) and returns the new token; only
-    a live holder costs a second read (which token holds it)."""
-    ins = insert(c, t.conversation_generation_leases).values(
-        conversation_id=conv_id,
-        branch_key=branch_key,
-        principal_id=principal_id,
-        owner_token=token,
-        expires_at=now + ttl_ms,
-    )
+    One statement when it is free or expired and under the cap: an INSERT … SELECT whose row
+    exists only while the principal's live leases number fewer than ``cap``, that takes over an
+    expired lease on its key (``DO UPDATE … WHERE expires_at <= now``) and returns the new token.
+    Only a refusal costs more reads (which cap, or which token holds it)."""
+    row = {
+        "conversation_id": conv_id,
+        "branch_key": branch_key,
+        "principal_id": principal_id,
+        "owner_token": token,
+        "expires_at": now + ttl_ms,
+    }
+    table = t.conversation_generation_leases
+    if cap is None:
+        ins = insert(c, table).values(**row)
+    else:
+        under = select(func.count()).where(L.principal_id == principal_id, L.expires_at > now)
+        src = select(*(literal(v).label(k) for k, v in row.items())).where(
+            under.scalar_subquery() < cap
+        )
+        ins = insert(c, table).from_select(list(row), src)
     stmt = ins.on_conflict_do_update(
         index_elements=[L.conversation_id, L.branch_key, L.principal_id],
         set_={"owner_token": ins.excluded.owner_token, "expires_at": ins.excluded.expires_at},
@@ -83,6 +100,8 @@ async def acquire(
     for _ in range(3):  # the holder may be released between the two (PostgreSQL): try again
         if (await c.execute(stmt)).scalar() == token:
             return None
+        if cap is not None and await live_count(c, principal_id, now) >= cap:
+            return AT_CAP
         holder = (await c.execute(select(L.owner_token).where(key))).scalar()
         if holder is not None:
             return holder

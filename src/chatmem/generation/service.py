@@ -70,15 +70,21 @@ async def _message_in(c, conv_id: str, mid: str, what: str = "parent"):
     return row
 
 
-async def _check_capacity(c, rt, p: Principal, now: int) -> None:
+async def _take_lease(c, rt, p: Principal, conv_id: str, key: str, token: str, now: int):
+    """The generation lease of ``key`` for ``token`` (None), or the live holder's token; 429
+    when the caller already runs ``max_concurrent_turns`` answers (the cap is checked inside
+    the lease's INSERT: leases.acquire)."""
     await gstore.lock_user_for_turns(c, p.id)  # PostgreSQL: the cap holds under races
     cap = rt.settings.max_concurrent_turns
-    if await leases.live_count(c, p.id, now) >= cap:
+    ttl = leases.Timing.of(rt.settings).hold_ms
+    holder = await leases.acquire(c, conv_id, key, p.id, token, ttl, now, cap=cap)
+    if holder == leases.AT_CAP:
         raise TooManyRequests(
             f"at most {cap} answers may be generated at once; wait for one to finish or stop it",
             code="too_many_turns",
             details={"limit": cap},
         )
+    return holder
 
 
 async def _placeholder(
@@ -92,9 +98,10 @@ async def _placeholder(
     now: int,
     added: int = 1,
 ):
-    """The assistant row (streaming) under ``parent`` (the user message's row) and its first
-    event; the conversation counts ``added`` new messages (2: the user's, written untouched)."""
-    row = await store.insert_message(
+    """The assistant row (streaming) under ``parent`` (the user message's row), its first event
+    and the conversation row as updated (it counts ``added`` new messages: 2 with the user's,
+    written untouched); the turn's context starts from that row instead of reading it again."""
+    await store.insert_message(
         c,
         conv,
         parent_id=parent.id,
@@ -112,7 +119,9 @@ async def _placeholder(
         now=now,
         touch=False,
     )
-    await store.touch_conversation(c, conv.id, added=added, created_at=now, now=now, leaf=mid)
+    conv_row = await store.touch_conversation(
+        c, conv.id, added=added, created_at=now, now=now, leaf=mid, returning=True
+    )
     start = {
         "seq": 1,
         "type": "message_start",
@@ -125,7 +134,7 @@ async def _placeholder(
         },
     }
     await ev.insert_events(c, mid, [start])
-    return row, start
+    return conv_row, start
 
 
 def _launch(
@@ -142,6 +151,7 @@ def _launch(
     now: int,
     request: TurnRequest | None = None,
     user_text: str | None = None,
+    conv=None,
 ) -> None:
     g = rt.generation
     spec = TurnSpec(
@@ -156,6 +166,7 @@ def _launch(
         run_hook=run_hook,
         started_ms=now,
         user_text=user_text,
+        conv=conv,
     )
     g.track(TurnRunner(rt, g, spec, ev.LiveLog(mid, [start_event], g.flusher.poke)))
 
@@ -183,12 +194,10 @@ async def start_turn(
         explicit = parent_id is not None or branch
         parent = parent_id if explicit else conv.active_leaf_id
         prow = None if parent is None else await _reply_parent(c, conv_id, parent, p, explicit)
-        await _check_capacity(c, rt, p, now)
         mid = new_id("msg")
         token = f"{mid}:{secret_token(18)}"
-        ttl = leases.Timing.of(rt.settings).hold_ms
         key = parent or "root"
-        holder = await leases.acquire(c, conv_id, key, p.id, token, ttl, now)
+        holder = await _take_lease(c, rt, p, conv_id, key, token, now)
         if holder is not None:
             running = leases.message_of(holder)
             if not (explicit and await _is_edit(c, running, blocks)):
@@ -198,6 +207,7 @@ async def start_turn(
                     details={"message_id": running},
                 )
             # an edit-and-resend while the first version is still answering: its own branch
+            ttl = leases.Timing.of(rt.settings).hold_ms
             await leases.acquire(c, conv_id, f"{key}/{mid}", p.id, token, ttl, now)
         first_turn = conv.message_count == 0
         extra: dict[str, Any] = {"metadata": metadata} if metadata else {}
@@ -208,9 +218,11 @@ async def start_turn(
         urow = await store.insert_message(
             c, conv, parent_id=parent, role="user", blocks=blocks, user_id=p.id, now=now, **extra
         )
-        _, start = await _placeholder(c, conv, urow, p, info, mid, urow.id, now, added=2)
+        conv, start = await _placeholder(c, conv, urow, p, info, mid, urow.id, now, added=2)
     text = blk.visible_text(blocks)
-    _launch(rt, p, conv_id, urow.id, mid, info, token, first_turn, True, start, now, request, text)
+    _launch(
+        rt, p, conv_id, urow.id, mid, info, token, first_turn, True, start, now, request, text, conv
+    )
     return TurnIds(conv_id, urow.id, mid)
 
 
@@ -270,20 +282,17 @@ async def regenerate(
             )
         default_model = target.model_id if target.role == "assistant" and not target.fast else None
         info = rt.providers.resolve(model or default_model or conv.model_id or None)
-        await _check_capacity(c, rt, p, now)
         mid = new_id("msg")
         token = f"{mid}:{secret_token(18)}"
-        holder = await leases.acquire(
-            c, conv_id, user.id, p.id, token, leases.Timing.of(rt.settings).hold_ms, now
-        )
+        holder = await _take_lease(c, rt, p, conv_id, user.id, token, now)
         if holder is not None:
             raise Conflict(
                 "an answer to this message is already being generated",
                 code="generation_in_progress",
                 details={"message_id": leases.message_of(holder)},
             )
-        _, start = await _placeholder(c, conv, user, p, info, mid, user.id, now)
-    _launch(rt, p, conv_id, user.id, mid, info, token, False, False, start, now)
+        conv, start = await _placeholder(c, conv, user, p, info, mid, user.id, now)
+    _launch(rt, p, conv_id, user.id, mid, info, token, False, False, start, now, conv=conv)
     return TurnIds(conv_id, user.id, mid)
 
 

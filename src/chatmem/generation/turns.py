@@ -82,6 +82,8 @@ class TurnSpec:
     request: TurnRequest | None = None
     #: the user message's visible text when the turn wrote it (start_turn): the hook needs no read
     user_text: str | None = None
+    #: the conversation row as the turn's first transaction left it (no read before the context)
+    conv: Any = None
 
 
 def _with_client_system(messages: list[ChatMessage], req: TurnRequest | None) -> list:
@@ -213,8 +215,9 @@ class TurnRunner:
         return ("error", "error", "provider_crashed", TURN_ERRORS["provider_crashed"])
 
     async def _prepare(self):
-        """The context, in one read transaction with the inline-compaction check when no
-        compaction is due (the common case); else compact first and read it again."""
+        """The context, read with the inline-compaction check when no compaction is due (the
+        common case); else compact first and read it again. The reads need not agree with each
+        other (``read_snapshots``): the path is one statement, the memories others."""
         rt, spec = self.rt, self.spec
         if rt.before_turn is not None and spec.run_hook:
             await rt.before_turn(
@@ -227,14 +230,17 @@ class TurnRunner:
             message_id=spec.user_message_id,
         )
         compacted = ctx = None
-        async with rt.db.read() as c:
-            conv = await store.get_conversation(c, spec.principal.id, spec.conv_id)
+        async with rt.db.read_snapshots() as c:
+            # as start_turn left it: a summary committed since then only means a longer tail
+            conv = spec.conv
+            if conv is None:
+                conv = await store.get_conversation(c, spec.principal.id, spec.conv_id)
             due, tail = await self._compaction_due(c, conv)
             if due is False:
                 ctx = await self._context(c, conv, tail)
         if ctx is None:
             compacted = await self._compact_first() if due else None
-            async with rt.db.read() as c:
+            async with rt.db.read_snapshots() as c:
                 conv = await store.get_conversation(c, spec.principal.id, spec.conv_id)
                 ctx = await self._context(c, conv)
         context_service.record_compaction(ctx.report, compacted)
