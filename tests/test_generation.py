@@ -321,14 +321,25 @@ async def test_regenerate_adds_assistant_sibling(db_url):
         msg = (await c.get(f"/api/conversations/{cid}/messages/{new_mid}")).json()
         assert msg["parent_id"] == ids["user_message_id"]
         assert msg["branch_count"] == 2 and msg["branch_index"] == 1
+        branch = ("branch_index", "branch_count", "sibling_ids")
+        # the done event's message (siblings returned by the ending UPDATE) agrees with a read
+        done = events[-1]["data"]["message"]
+        assert {k: done[k] for k in branch} == {k: msg[k] for k in branch}
+        assert msg["sibling_ids"] == [ids["assistant_message_id"], new_mid]
         assert (await c.get(f"/api/conversations/{cid}")).json()["active_leaf_id"] == new_mid
         # by the answer's id, or the question's
         for target in (ids["assistant_message_id"], ids["user_message_id"]):
-            r = await c.post(f"/api/conversations/{cid}/regenerate", json={"message_id": target})
-            assert r.status_code == 202
-            await stream(c, cid, r.json()["assistant_message_id"])
+            r = await c.post(
+                f"/api/conversations/{cid}/regenerate",
+                json={"message_id": target},
+                headers={"Accept": "text/event-stream"},
+            )
+            done = parse(r.text)[-1]["data"]["message"]
+            read = (await c.get(f"/api/conversations/{cid}/messages/{done['id']}")).json()
+            assert {k: done[k] for k in branch} == {k: read[k] for k in branch}
         r = await c.get(f"/api/conversations/{cid}/messages/{new_mid}")
         assert r.json()["branch_count"] == 4
+        assert done["branch_count"] == 4 and done["branch_index"] == 3
 
 
 async def test_stop_keeps_partial_text(db_url):

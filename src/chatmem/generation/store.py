@@ -77,14 +77,29 @@ async def lock_message(c: AsyncConnection, mid: str) -> None:
 # ── messages: writes of a streaming row ──────────────────────────────────────────────────────────
 
 
+def _siblings_json(c: AsyncConnection):
+    """The row's siblings — its parent's children, itself included — as a JSON array of
+    ``[id, created_at]`` (a correlated subquery for ``end_streaming``'s RETURNING; one probe of
+    the parent index). Roots have none here (NULL parent): their caller reads them."""
+    s = t.messages.alias("s")
+    pair = (
+        func.json_array(s.c.id, s.c.created_at)
+        if c.dialect.name == "sqlite"
+        else func.json_build_array(s.c.id, s.c.created_at)
+    )
+    agg = func.json_group_array(pair) if c.dialect.name == "sqlite" else func.json_agg(pair)
+    return select(agg).where(s.c.parent_id == M.parent_id).scalar_subquery().label("siblings_json")
+
+
 async def end_streaming(c: AsyncConnection, mid: str, values: dict):
     """Update the row only while it is streaming and return it as updated (RETURNING: no second
-    read); None when someone else ended it."""
+    read), with ``siblings_json`` (``_siblings_json``: the ``done`` event's branch info without
+    a read); None when someone else ended it."""
     q = (
         update(t.messages)
         .where(M.id == mid, M.status == "streaming")
         .values(**values)
-        .returning(*t.messages.c)
+        .returning(*t.messages.c, _siblings_json(c))
     )
     return (await c.execute(q)).first()
 

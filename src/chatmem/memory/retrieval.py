@@ -164,7 +164,8 @@ async def candidates(
 
     Three index range reads (``idx_memories_inject`` per status in importance/recency order, and
     ``idx_memories_user_type_status`` for constraints) plus the best full-text matches: the work
-    does not grow with the number of memories a user has.
+    does not grow with the number of memories a user has. A user with no injectable memory
+    costs the first read only.
     """
     found = await store.injectable_top(
         c,
@@ -175,6 +176,10 @@ async def candidates(
         constraint_types=CONSTRAINT_TYPES,
         constraint_limit=constraint_limit,
     )
+    if not found and per_status > 0:
+        # no injectable row at all (the top reads return one whenever one exists): any search
+        # hit would be dropped by ``injectable_by_ids`` below, so no search is run
+        return [], {}
     rel = await store.fts_scores(
         c, user_id, query, agent_id=agent_id, statuses=pol.INJECTABLE, limit=fts_limit
     )
