@@ -736,3 +736,32 @@ async def test_sse_body_pings_while_waiting(db_url):
         assert events[0]["type"] == "message_start" and events[-1]["type"] == "done"
         assert deltas(events) == "first second"
         assert text.startswith("id: 1\nevent: message_start\ndata: {")
+
+
+async def test_a_turns_rows_get_the_jump_pointers_of_one_by_one_inserts(db_url):
+    """start_turn writes the question and its placeholder in one INSERT, their jump pointers
+    computed from the parent's (dag.chain_places): they equal what inserting them one by one
+    gives (dag.fill_jumps over the chain) at every depth, odd and even parents alike."""
+    from chatmem.conversations import dag
+
+    async with running_app(db_url) as application, client_for(application) as c:
+        rt = application.state.runtime
+        cid = await new_conv(c)
+        for i in range(12):
+            if i % 3 == 1:  # a logged message shifts the next turn's parent depth by one
+                body = {"content": f"log {i}", "role": "user", "generate": False}
+                assert (await c.post(f"/api/conversations/{cid}/messages", json=body)).is_success
+            r = await c.post(f"/api/conversations/{cid}/messages", json={"content": f"q{i}"})
+            await stream(c, cid, r.json()["assistant_message_id"])
+        cols = ("id", "parent_id", "depth", "jump_id", "jump_depth")
+        async with rt.db.read() as cx:
+            q = select(*(t.messages.c[k] for k in cols)).where(t.messages.c.conversation_id == cid)
+            stored = sorted(
+                (dict(r._mapping) for r in (await cx.execute(q)).all()), key=lambda r: r["depth"]
+            )
+        assert [r["depth"] for r in stored] == list(range(len(stored))) and len(stored) == 28
+        expected = [{**r, "jump_id": None, "jump_depth": None} for r in stored]
+        dag.fill_jumps(expected)
+        assert [(r["jump_id"], r["jump_depth"]) for r in stored] == [
+            (r["jump_id"], r["jump_depth"]) for r in expected
+        ]

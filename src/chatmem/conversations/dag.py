@@ -118,6 +118,31 @@ def level_ancestor_step(
     return parent_id
 
 
+def chain_places(
+    parent: str | None, parent_depth: int, known: Mapping[str, Jump], ids: Sequence[str]
+) -> list[dict]:
+    """``depth``, ``jump_id`` and ``jump_depth`` of new messages ``ids`` written as a chain below
+    ``parent`` (None: the first is a root), each the child of the one before — as ``jump_for``
+    gives them one by one. ``known`` maps an existing ancestor to its pointer: the parent's, its
+    jump's and that one's jump are all the rule can need for two new levels (a missing entry is
+    a message without a pointer, as a missing row is to ``jump_for``'s callers)."""
+    jumps: dict[str | None, Jump] = dict(known)
+    places: list[dict] = []
+    p, pd = parent, parent_depth
+    for mid in ids:
+        if p is None:
+            place = {"depth": 0, "jump_id": None, "jump_depth": None}
+        else:
+            pj = jumps.get(p, (None, None))
+            jj = jumps.get(pj[0], (None, None)) if pj[0] is not None else (None, None)
+            j, jd = jump_for(p, pd, pj, jj)
+            place = {"depth": pd + 1, "jump_id": j, "jump_depth": jd}
+        jumps[mid] = (place["jump_id"], place["jump_depth"])
+        places.append(place)
+        p, pd = mid, place["depth"]
+    return places
+
+
 def fill_jumps(rows: list[dict]) -> None:
     """Set ``jump_id``/``jump_depth`` on message rows written in bulk (imports, shared copies),
     as ``jump_for`` would one by one. ``rows`` have ``id``, ``parent_id`` and ``depth`` (a

@@ -188,6 +188,41 @@ async def insert_message(
     return stored
 
 
+#: Values of optional message columns for a row of ``insert_messages`` that does not set them
+#: (one multi-row INSERT names the same columns for every row): the columns' own defaults.
+_ROW_DEFAULTS = {
+    "provider": "",
+    "model_id": "",
+    "model_label": "",
+    "fast": 0,
+    "metadata": {},
+    "author_id": "",
+}
+
+
+async def insert_messages(c: AsyncConnection, conv, rows: list[dict]) -> dict:
+    """Several messages in one INSERT … RETURNING (a turn's question and its answer's
+    placeholder: one statement instead of two); id → stored row. Each row carries its own
+    ``id``, ``parent_id``, ``role``, ``blocks``, ``status``, ``created_at``, speaker ``user_id``
+    and place (``depth``, ``jump_id``, ``jump_depth``: ``dag.chain_places``), plus optional
+    columns of ``_ROW_DEFAULTS``; the caller has checked the parents. The conversation row is
+    the caller's (``touch_conversation``)."""
+    values = []
+    for r in rows:
+        extra: dict = {}
+        row = {k: v for k, v in r.items() if k != "user_id"}
+        row["user_id"] = _authored(conv, r["user_id"], extra)
+        row.update(extra, conversation_id=conv.id, agent_id=conv.agent_id)
+        row["search_text"] = blk.visible_text(r["blocks"])
+        values.append(row)
+    keys = set().union(*values)
+    for row in values:
+        for k in keys - row.keys():
+            row[k] = _ROW_DEFAULTS[k]
+    stmt = insert(t.messages).values(values).returning(*t.messages.c)
+    return {r.id: r for r in (await c.execute(stmt)).all()}
+
+
 async def touch_conversation(
     c: AsyncConnection,
     conv_id: str,

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..auth.models import Principal
 from ..conversations import blocks as blk
-from ..conversations import store, tree_store
+from ..conversations import dag, store, tree_store
 from ..conversations.wire import message_out
 from ..db.clock import now_ms
 from ..db.ids import new_id, secret_token
@@ -60,7 +60,10 @@ class TurnIds:
 
 
 async def _message_in(c, conv_id: str, mid: str, what: str = "parent"):
-    row = await gstore.message_in(c, conv_id, mid)
+    return _found(await gstore.message_in(c, conv_id, mid), mid, what)
+
+
+def _found(row, mid: str, what: str = "parent"):
     if row is None:
         raise Unprocessable(
             f"{what} message not found in this conversation",
@@ -87,20 +90,18 @@ async def _take_lease(c, rt, p: Principal, conv_id: str, key: str, token: str, n
     return holder
 
 
-async def _placeholder(
-    c,
-    conv,
-    parent,
-    p: Principal,
-    model: ModelInfo,
-    mid: str,
-    user_id_for_event: str,
-    now: int,
-    added: int = 1,
-):
-    """The assistant row (streaming) under ``parent`` (the user message's row), its first event
-    and the conversation row as updated (it counts ``added`` new messages: 2 with the user's,
-    written untouched); the turn's context starts from that row instead of reading it again."""
+def _assistant_columns(model: ModelInfo) -> dict:
+    return {
+        "provider": model.provider,
+        "model_id": model.id,
+        "model_label": model.label,
+        "fast": int(model.fast),
+    }
+
+
+async def _placeholder(c, conv, parent, p: Principal, model: ModelInfo, mid: str, now: int):
+    """A regenerated answer's assistant row (streaming) under ``parent`` (the user message's
+    row), its first event and the conversation row as updated (``_opened``)."""
     await store.insert_message(
         c,
         conv,
@@ -112,22 +113,53 @@ async def _placeholder(
         user_id=p.id,
         status="streaming",
         id=mid,
-        provider=model.provider,
-        model_id=model.id,
-        model_label=model.label,
-        fast=int(model.fast),
         now=now,
         touch=False,
+        **_assistant_columns(model),
     )
+    return await _opened(c, conv.id, parent.id, mid, model, now, added=1)
+
+
+async def _question_and_placeholder(
+    c, conv, prow, p: Principal, model: ModelInfo, blocks: list, mid: str, now: int, extra: dict
+):
+    """A new turn's user message under ``prow`` (None: a root) and its answer's placeholder, in
+    one INSERT (their jump pointers from ``prow``'s: ``dag.chain_places``); then ``_opened``.
+    Returns (user message id, conversation row, first event)."""
+    uid = new_id("msg")
+    known: dict[str, dag.Jump] = {}
+    if prow is not None:  # the parent's pointer, its jump's and that one's (message_in_with_jumps)
+        known[prow.id] = (prow.jump_id, prow.jump_depth)
+        if prow.jump_id is not None:
+            known[prow.jump_id] = (prow.j1_jump_id, prow.j1_jump_depth)
+        if prow.j1_jump_id is not None:
+            known[prow.j1_jump_id] = (prow.j2_jump_id, prow.j2_jump_depth)
+    parent = None if prow is None else prow.id
+    uplace, aplace = dag.chain_places(parent, 0 if prow is None else prow.depth, known, [uid, mid])
+    common = {"created_at": now, "user_id": p.id}
+    question = {"id": uid, "parent_id": parent, "role": "user", "blocks": blocks, **common}
+    answer = {"id": mid, "parent_id": uid, "role": "assistant", "blocks": [], **common}
+    answer.update(status="streaming", **_assistant_columns(model), **aplace)
+    await store.insert_messages(
+        c, conv, [{**question, "status": "complete", **uplace, **extra}, answer]
+    )
+    conv_row, start = await _opened(c, conv.id, uid, mid, model, now, added=2)
+    return uid, conv_row, start
+
+
+async def _opened(c, conv_id: str, user_mid: str, mid: str, model: ModelInfo, now: int, added: int):
+    """After a turn's rows: the conversation counts ``added`` new messages with the answer as
+    its active leaf (the row as updated: the turn's context starts from it instead of reading
+    it again), and the answer's first event. Returns (conversation row, first event)."""
     conv_row = await store.touch_conversation(
-        c, conv.id, added=added, created_at=now, now=now, leaf=mid, returning=True
+        c, conv_id, added=added, created_at=now, now=now, leaf=mid, returning=True
     )
     start = {
         "seq": 1,
         "type": "message_start",
         "data": {
-            "conversation_id": conv.id,
-            "user_message_id": user_id_for_event,
+            "conversation_id": conv_id,
+            "user_message_id": user_mid,
             "assistant_message_id": mid,
             "model": "fast" if model.fast else model.id,
             "model_label": "Fast" if model.fast else model.label,
@@ -211,25 +243,20 @@ async def start_turn(
             await leases.acquire(c, conv_id, f"{key}/{mid}", p.id, token, ttl, now)
         first_turn = conv.message_count == 0
         extra: dict[str, Any] = {"metadata": metadata} if metadata else {}
-        if prow is not None:  # checked above: in this conversation
-            extra["parent_depth"] = prow.depth
-            extra["parent_jump"] = (prow.jump_id, prow.jump_depth)
-        extra["touch"] = False  # the placeholder's update counts both
-        urow = await store.insert_message(
-            c, conv, parent_id=parent, role="user", blocks=blocks, user_id=p.id, now=now, **extra
+        uid, conv, start = await _question_and_placeholder(
+            c, conv, prow, p, info, blocks, mid, now, extra
         )
-        conv, start = await _placeholder(c, conv, urow, p, info, mid, urow.id, now, added=2)
     text = blk.visible_text(blocks)
     _launch(
-        rt, p, conv_id, urow.id, mid, info, token, first_turn, True, start, now, request, text, conv
+        rt, p, conv_id, uid, mid, info, token, first_turn, True, start, now, request, text, conv
     )
-    return TurnIds(conv_id, urow.id, mid)
+    return TurnIds(conv_id, uid, mid)
 
 
 async def _reply_parent(c, conv_id: str, parent: str, p: Principal, explicit: bool):
     """The row a new user message is written under: in the conversation, and not an answer of
-    the caller's still streaming (409)."""
-    prow = await _message_in(c, conv_id, parent)
+    the caller's still streaming (409); with its jump pointers two levels up."""
+    prow = _found(await gstore.message_in_with_jumps(c, conv_id, parent), parent)
     # another member's answer still streaming does not block a shared conversation: the new
     # question follows it (the context has the answer as far as it got)
     others = bool(prow.author_id) and prow.author_id != p.id and not explicit
@@ -291,7 +318,7 @@ async def regenerate(
                 code="generation_in_progress",
                 details={"message_id": leases.message_of(holder)},
             )
-        conv, start = await _placeholder(c, conv, user, p, info, mid, user.id, now)
+        conv, start = await _placeholder(c, conv, user, p, info, mid, now)
     _launch(rt, p, conv_id, user.id, mid, info, token, False, False, start, now, conv=conv)
     return TurnIds(conv_id, user.id, mid)
 

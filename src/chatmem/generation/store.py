@@ -34,6 +34,26 @@ async def message_in(c: AsyncConnection, conv_id: str, mid: str):
     return (await c.execute(q)).first()
 
 
+async def message_in_with_jumps(c: AsyncConnection, conv_id: str, mid: str):
+    """``message_in`` plus the pointers two jumps up (``j1_jump_id``/``j1_jump_depth``: the
+    pointer of the row's jump; ``j2_…``: of that one's jump; NULL when absent): what
+    ``dag.chain_places`` needs to place two new levels below the row without reading again."""
+    j1, j2 = t.messages.alias("j1"), t.messages.alias("j2")
+    q = (
+        select(
+            t.messages,
+            j1.c.jump_id.label("j1_jump_id"),
+            j1.c.jump_depth.label("j1_jump_depth"),
+            j2.c.jump_id.label("j2_jump_id"),
+            j2.c.jump_depth.label("j2_jump_depth"),
+        )
+        .outerjoin(j1, j1.c.id == M.jump_id)
+        .outerjoin(j2, j2.c.id == j1.c.jump_id)
+        .where(M.id == mid, M.conversation_id == conv_id)
+    )
+    return (await c.execute(q)).first()
+
+
 async def message_row(c: AsyncConnection, mid: str):
     """The message row (it must exist)."""
     return (await c.execute(select(t.messages).where(M.id == mid))).one()
