@@ -126,20 +126,19 @@ def chain_places(
     gives them one by one. ``known`` maps an existing ancestor to its pointer: the parent's, its
     jump's and that one's jump are all the rule can need for two new levels (a missing entry is
     a message without a pointer, as a missing row is to ``jump_for``'s callers)."""
-    jumps: dict[str | None, Jump] = dict(known)
+    jumps: dict[str, Jump] = dict(known)
     places: list[dict] = []
     p, pd = parent, parent_depth
     for mid in ids:
-        if p is None:
-            place = {"depth": 0, "jump_id": None, "jump_depth": None}
-        else:
+        j: Jump = (None, None)
+        if p is not None:
             pj = jumps.get(p, (None, None))
             jj = jumps.get(pj[0], (None, None)) if pj[0] is not None else (None, None)
-            j, jd = jump_for(p, pd, pj, jj)
-            place = {"depth": pd + 1, "jump_id": j, "jump_depth": jd}
-        jumps[mid] = (place["jump_id"], place["jump_depth"])
-        places.append(place)
-        p, pd = mid, place["depth"]
+            j = jump_for(p, pd, pj, jj)
+        depth = 0 if p is None else pd + 1
+        places.append({"depth": depth, "jump_id": j[0], "jump_depth": j[1]})
+        jumps[mid] = j
+        p, pd = mid, depth
     return places
 
 

@@ -8,9 +8,14 @@ deletion, fork copies) are in ``tree_store.py``.
 
 from __future__ import annotations
 
+import functools
+
 from sqlalchemy import (
     BigInteger,
+    Integer,
+    String,
     and_,
+    bindparam,
     case,
     delete,
     func,
@@ -38,10 +43,20 @@ M = t.messages.c
 async def get_conversation(c: AsyncConnection, user_id: str, cid: str, *, for_update: bool = False):
     """The conversation if the user may see it (their own, or a workspace one they may see:
     workspaces/store.visible); NotFound otherwise."""
-    q = select(t.conversations).where(C.id == cid, visible(C, user_id))
-    if for_update and c.dialect.name == "postgresql":
-        q = q.with_for_update()
-    return found((await c.execute(q)).first(), "conversation not found")
+    q = _conversation_statement(for_update and c.dialect.name == "postgresql")
+    return found(
+        (await c.execute(q, {"b_cid": cid, "b_uid": user_id})).first(), "conversation not found"
+    )
+
+
+@functools.cache
+def _conversation_statement(locked: bool):
+    """``get_conversation``'s SELECT, built once (with ``FOR UPDATE`` or not): the visibility
+    test's OR/EXISTS tree cost ~0.3 ms of CPU to build per call (every request reads it)."""
+    q = select(t.conversations).where(
+        C.id == bindparam("b_cid"), visible(C, bindparam("b_uid", type_=String))
+    )
+    return q.with_for_update() if locked else q
 
 
 async def find_message(c: AsyncConnection, conv_id: str, mid: str):
@@ -72,10 +87,12 @@ async def insert_conversation(c: AsyncConnection, user_id: str, **values) -> str
 async def insert_conversation_row(c: AsyncConnection, user_id: str, **values):
     """Insert a conversation and give its stored row (INSERT … RETURNING, no read-back)."""
     now = values.pop("now", None) or now_ms()
-    stmt = insert(t.conversations).values(
-        id=new_id("c"), user_id=user_id, created_at=now, updated_at=now, **values
-    )
-    return (await c.execute(stmt.returning(*t.conversations.c))).one()
+    row = dict(id=new_id("c"), user_id=user_id, created_at=now, updated_at=now, **values)
+    return (await c.execute(_INSERT_CONVERSATION, row)).one()
+
+
+#: The columns come from each call's parameters; the statement object is built once.
+_INSERT_CONVERSATION = insert(t.conversations).returning(*t.conversations.c)
 
 
 def _authored(conv, speaker: str, extra: dict) -> str:
@@ -236,22 +253,34 @@ async def touch_conversation(
     """Count ``added`` new messages (the newest dated ``created_at``) and, given ``leaf``, make it
     the active leaf: the conversation-row half of ``insert_message``. ``returning``: give the
     updated row (RETURNING: what a read right after would see, without the read)."""
+    params = {"b_cid": conv_id, "b_added": added, "b_created": created_at, "b_now": now}
+    if leaf is not None:
+        params["b_leaf"] = leaf
+    q = _touch_statement(leaf is not None, returning)
+    if not returning:
+        await c.execute(q, params)
+        return None
+    return (await c.execute(q, params)).one()
+
+
+@functools.cache
+def _touch_statement(with_leaf: bool, returning: bool):
+    """``touch_conversation``'s UPDATE per shape, built once (CASE and arithmetic: ~0.3 ms of
+    CPU to build per call)."""
+    created_at = bindparam("b_created", type_=C.last_message_at.type)
     newest = case(
         (or_(C.last_message_at.is_(None), C.last_message_at < created_at), created_at),
         else_=C.last_message_at,
     )
     values = {
-        "message_count": C.message_count + added,
+        "message_count": C.message_count + bindparam("b_added", type_=Integer),
         "last_message_at": newest,
-        "updated_at": now,
+        "updated_at": bindparam("b_now", type_=C.updated_at.type),
     }
-    if leaf is not None:
-        values["active_leaf_id"] = leaf
-    q = update(t.conversations).where(C.id == conv_id).values(**values)
-    if not returning:
-        await c.execute(q)
-        return None
-    return (await c.execute(q.returning(*t.conversations.c))).one()
+    if with_leaf:
+        values["active_leaf_id"] = bindparam("b_leaf", type_=C.active_leaf_id.type)
+    q = update(t.conversations).where(C.id == bindparam("b_cid")).values(**values)
+    return q.returning(*t.conversations.c) if returning else q
 
 
 async def rows_by_ids(c: AsyncConnection, ids: list[str]) -> list:

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import collections
 import sqlite3
-from typing import Any
+from typing import Any, cast
 
 import aiosqlite
+from sqlalchemy.connectors.asyncio import AsyncAdapt_dbapi_connection
 from sqlalchemy.dialects.sqlite.aiosqlite import (
     AsyncAdapt_aiosqlite_connection,
     AsyncAdapt_aiosqlite_cursor,
@@ -69,7 +70,7 @@ class OneTripCursor(AsyncAdapt_aiosqlite_cursor):
     __slots__ = ()
     _awaitable_cursor_close = False  # nothing to close on this side: ``_Ran.close``
 
-    def __init__(self, adapt_connection: AsyncAdapt_aiosqlite_connection) -> None:
+    def __init__(self, adapt_connection: AsyncAdapt_dbapi_connection) -> None:
         self._adapt_connection = adapt_connection
         self._connection = adapt_connection._connection
         self._cursor = _Ran()  # type: ignore[assignment]
@@ -82,7 +83,7 @@ class OneTripCursor(AsyncAdapt_aiosqlite_cursor):
             desc, rowcount, lastrowid, rows = await conn._execute(
                 _run, conn._conn, operation, parameters, many
             )
-        ran = self._cursor
+        ran = cast(_Ran, self._cursor)
         ran.description, ran.rowcount, ran.lastrowid = desc, rowcount, lastrowid
         self._rows = collections.deque(rows) if rows else collections.deque()
 

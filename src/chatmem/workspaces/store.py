@@ -21,7 +21,7 @@ U = t.users.c
 MANAGERS = ("owner", "admin")
 
 
-def visible(cols, user_id: str) -> ColumnElement[bool]:
+def visible(cols, user_id: str | ColumnElement[str]) -> ColumnElement[bool]:
     """The rows of ``cols`` (projects or conversations) the user may see, as seed 001 states:
     a personal row (``workspace_id`` '') is its creator's; a workspace row is seen by members of
     that workspace when ``is_public`` = 1, else only by its creator and the workspace's

@@ -11,7 +11,18 @@ from __future__ import annotations
 import functools
 import re
 
-from sqlalchemy import BigInteger, Integer, and_, bindparam, literal, or_, select, text, union_all
+from sqlalchemy import (
+    BigInteger,
+    Integer,
+    String,
+    and_,
+    bindparam,
+    literal,
+    or_,
+    select,
+    text,
+    union_all,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from .. import policy as pol
@@ -158,7 +169,7 @@ def _top_statement(workspace: bool, agent: bool):
     agent scope or not), built once: building the UNION of three subqueries took ~4 ms of CPU,
     more than running it. Parameters: owner, agent_id, now, per_status, constraint_limit,
     types (expanding)."""
-    owner = bindparam("owner")
+    owner = bindparam("owner", type_=String)
     mine = (
         and_(MEM.workspace_id == owner, IN_WORKSPACE)
         if workspace
