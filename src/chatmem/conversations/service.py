@@ -230,6 +230,7 @@ async def append_message(
                 blocks=body.content,
                 user_id=p.id,
                 created_at=body.created_at,
+                siblings=True,
                 **extra,
             )
 
@@ -244,8 +245,11 @@ async def append_message(
         await followups.after_append(
             c, conversation_id=cid, user_id=p.id, message_id=row.id, delay_ms=followup_delay_ms
         )
-        [out] = await _with_branches(c, cid, [row], p)
-    return out
+        info = tree_store.returned_branch_info(row)  # with the INSERT; a root's are read
+        if info is None:
+            [out] = await _with_branches(c, cid, [row], p)
+            return out
+    return message_out(row, info, is_admin=p.is_admin)
 
 
 def check_created_at(created_at: int | None, now: int, max_skew_ms: int) -> None:

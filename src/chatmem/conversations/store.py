@@ -26,6 +26,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import ClauseElement
 
 from ..db import schema as t
 from ..db.clock import now_ms
@@ -34,7 +35,7 @@ from ..db.ids import new_id
 from ..errors import Unprocessable, found
 from ..workspaces.store import in_workspace, visible
 from . import blocks as blk
-from . import dag
+from . import dag, tree_store
 
 C = t.conversations.c
 M = t.messages.c
@@ -91,8 +92,9 @@ async def insert_conversation_row(c: AsyncConnection, user_id: str, **values):
     return (await c.execute(_INSERT_CONVERSATION, row)).one()
 
 
-#: The columns come from each call's parameters; the statement object is built once.
+#: The columns come from each call's parameters; the statement objects are built once.
 _INSERT_CONVERSATION = insert(t.conversations).returning(*t.conversations.c)
+_INSERT_MESSAGE = insert(t.messages).returning(*t.messages.c)
 
 
 def _authored(conv, speaker: str, extra: dict) -> str:
@@ -105,6 +107,19 @@ def _authored(conv, speaker: str, extra: dict) -> str:
     return conv.user_id
 
 
+def _parent_place_statement():
+    j = t.messages.alias("j")
+    return (
+        select(M.conversation_id, M.depth, M.jump_id, M.jump_depth, j.c.jump_id, j.c.jump_depth)
+        .outerjoin(j, j.c.id == M.jump_id)
+        .where(M.id == bindparam("b_pid"))
+    )
+
+
+#: ``_child_place``'s read, built once (an alias costs ~1 ms of CPU to build per call)
+_PARENT_PLACE = _parent_place_statement()
+
+
 async def _child_place(c: AsyncConnection, conv_id: str, parent_id: str | None) -> dict:
     """The ``depth`` (a position: the parent's + 1; docs/data-model.md) and jump pointer
     (``dag.jump_for``) of a new child of ``parent_id`` (0 and no pointer for a root); the parent
@@ -112,13 +127,7 @@ async def _child_place(c: AsyncConnection, conv_id: str, parent_id: str | None) 
     jump a round deletion removed joins nothing, and the child then points at its parent)."""
     if parent_id is None:
         return {"depth": 0}
-    j = t.messages.alias("j")
-    q = (
-        select(M.conversation_id, M.depth, M.jump_id, M.jump_depth, j.c.jump_id, j.c.jump_depth)
-        .outerjoin(j, j.c.id == M.jump_id)
-        .where(M.id == parent_id)
-    )
-    prow = (await c.execute(q)).first()
+    prow = (await c.execute(_PARENT_PLACE, {"b_pid": parent_id})).first()
     if prow is None or prow[0] != conv_id:
         raise Unprocessable(
             "parent message not found in this conversation",
@@ -162,6 +171,7 @@ async def insert_message(
     parent_depth: int | None = None,
     parent_jump: dag.Jump = (None, None),
     touch: bool = True,
+    siblings: bool = False,
     **extra,
 ):
     """Append one message under ``parent_id`` (validated to be in the conversation), dated
@@ -170,7 +180,9 @@ async def insert_message(
     ``parent_depth``: the parent's depth when the caller holds the parent's row (it just wrote
     or checked it in this transaction), which spares reading it again; then ``parent_jump`` is
     that row's (jump_id, jump_depth), for the new jump pointer. ``touch=False``: the
-    conversation row is left to the caller (``touch_conversation``, once for several messages)."""
+    conversation row is left to the caller (``touch_conversation``, once for several messages).
+    ``siblings``: the row comes with ``siblings_json`` (``tree_store.returned_branch_info``
+    reads its branch info without another statement; not with ``parent_depth``)."""
     now = now or now_ms()
     created_at = now if created_at is None else created_at
     if parent_depth is None or parent_id is None:
@@ -180,24 +192,25 @@ async def insert_message(
     mid = extra.pop("id", None) or new_id("msg")
     user_id = _authored(conv, user_id, extra)
     # RETURNING hands back the stored row (defaults included) with the INSERT: no re-read
-    row = await c.execute(
-        insert(t.messages)
-        .values(
-            id=mid,
-            conversation_id=conv.id,
-            parent_id=parent_id,
-            role=role,
-            blocks=blocks,
-            search_text=blk.visible_text(blocks),
-            status=status,
-            created_at=created_at,
-            user_id=user_id,
-            agent_id=conv.agent_id,
-            **place,
-            **extra,
-        )
-        .returning(*t.messages.c)
+    values = dict(
+        id=mid,
+        conversation_id=conv.id,
+        parent_id=parent_id,
+        role=role,
+        blocks=blocks,
+        search_text=blk.visible_text(blocks),
+        status=status,
+        created_at=created_at,
+        user_id=user_id,
+        agent_id=conv.agent_id,
+        **place,
+        **extra,
     )
+    if any(isinstance(v, ClauseElement) for v in place.values()):  # _held_place's subqueries
+        row = await c.execute(insert(t.messages).values(**values).returning(*t.messages.c))
+    else:  # plain values: the statement built once, its columns from the parameters
+        q = _insert_with_siblings(c.dialect.name) if siblings else _INSERT_MESSAGE
+        row = await c.execute(q, values)
     stored = row.one()
     if touch:
         leaf = mid if move_leaf else None
@@ -238,6 +251,11 @@ async def insert_messages(c: AsyncConnection, conv, rows: list[dict]) -> dict:
             row[k] = _ROW_DEFAULTS[k]
     stmt = insert(t.messages).values(values).returning(*t.messages.c)
     return {r.id: r for r in (await c.execute(stmt)).all()}
+
+
+@functools.cache
+def _insert_with_siblings(dialect: str):
+    return insert(t.messages).returning(*t.messages.c, tree_store.siblings_json(dialect))
 
 
 async def touch_conversation(

@@ -15,6 +15,8 @@ page costs the same at depth 10 and at depth 10,000.
 from __future__ import annotations
 
 import itertools
+import json
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -26,12 +28,14 @@ from sqlalchemy import (
     func,
     insert,
     literal,
+    literal_column,
     select,
     text,
     tuple_,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import ColumnClause
 
 from ..db import schema as t
 from ..db.clock import now_ms
@@ -474,3 +478,33 @@ async def _copied(c: AsyncConnection, conv_id: str, leaf: str, user_id: str) -> 
         )
     )
     return int((await c.execute(busy)).scalar_one())
+
+
+def siblings_json(dialect: str):
+    """A row's siblings — its parent's children — as a JSON array of ``[id, created_at]``: a
+    correlated subquery for a statement's RETURNING on ``messages`` (one probe of the parent
+    index), read back by ``returned_branch_info``. Roots get none (NULL parent)."""
+    s = t.messages.alias("s")
+    if dialect == "sqlite":
+        agg = func.json_group_array(func.json_array(s.c.id, s.c.created_at))
+    else:
+        agg = func.json_agg(func.json_build_array(s.c.id, s.c.created_at))
+    # spelt out: SQLAlchemy renders an INSERT's RETURNING columns unqualified (ambiguous here)
+    outer: ColumnClause[str] = literal_column("messages.parent_id")
+    return select(agg).where(s.c.parent_id == outer).scalar_subquery().label("siblings_json")
+
+
+_UNSET = object()
+
+
+def returned_branch_info(row) -> dict | None:
+    """``row``'s branch info from the ``siblings_json`` its statement returned, the row itself
+    included even when that statement's snapshot did not see it (PostgreSQL's INSERT … RETURNING
+    does not, SQLite's does); None for a root (read it: ``branch_info_for``)."""
+    raw: Any = getattr(row, "siblings_json", _UNSET)
+    if row.parent_id is None or raw is _UNSET:
+        return None
+    pairs = dict(json.loads(raw) if isinstance(raw, str) else raw or [])
+    pairs[row.id] = row.created_at
+    ids = [i for i, _at in sorted(pairs.items(), key=lambda p: (p[1], p[0]))]
+    return dag.branch_info([row.id], {row.id: row.parent_id}, {row.parent_id: ids})[row.id]

@@ -8,13 +8,12 @@ one and releases the lease — a follower that sees the row finished also sees t
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
-from ..conversations import dag, tree_store
+from ..conversations import tree_store
 from ..conversations.wire import message_out
 from . import events as ev
 from . import leases
@@ -28,17 +27,6 @@ async def message_public(c: AsyncConnection, row, info: dict | None = None) -> d
     out = message_out(row, info, is_admin=False)
     out.pop("metadata", None)
     return out
-
-
-def _ended_branch_info(row) -> dict | None:
-    """The ended row's branch info from the siblings its UPDATE returned (``siblings_json``,
-    ``[id, created_at]`` pairs); None for a root (not returned: read)."""
-    raw = row.siblings_json
-    if row.parent_id is None or raw is None:
-        return None
-    pairs = json.loads(raw) if isinstance(raw, str) else raw
-    ids = [i for i, _at in sorted(pairs, key=lambda p: (p[1], p[0]))]
-    return dag.branch_info([row.id], {row.id: row.parent_id}, {row.parent_id: ids})[row.id]
 
 
 async def end_message(
@@ -79,7 +67,7 @@ async def end_message_row(
     last = events[-1]["seq"] if events else (await ev.bounds(c, message_id))[1] or 0
     data = dict(terminal_data)
     if terminal == "done":
-        data["message"] = await message_public(c, row, _ended_branch_info(row))
+        data["message"] = await message_public(c, row, tree_store.returned_branch_info(row))
     final = {"seq": last + 1, "type": terminal, "data": data}
     await ev.insert_events(c, message_id, [*events, final])
     await leases.release_message(c, message_id)

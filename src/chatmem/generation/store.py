@@ -16,6 +16,7 @@ from sqlalchemy import ColumnClause, and_, bindparam, exists, func, literal_colu
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
+from ..conversations import tree_store
 from ..db import schema as t
 
 M = t.messages.c
@@ -106,18 +107,6 @@ async def lock_message(c: AsyncConnection, mid: str) -> None:
 # ── messages: writes of a streaming row ──────────────────────────────────────────────────────────
 
 
-def _siblings_json(dialect: str):
-    """The row's siblings — its parent's children, itself included — as a JSON array of
-    ``[id, created_at]`` (a correlated subquery for ``end_streaming``'s RETURNING; one probe of
-    the parent index). Roots have none here (NULL parent): their caller reads them."""
-    s = t.messages.alias("s")
-    if dialect == "sqlite":
-        agg = func.json_group_array(func.json_array(s.c.id, s.c.created_at))
-    else:
-        agg = func.json_agg(func.json_build_array(s.c.id, s.c.created_at))
-    return select(agg).where(s.c.parent_id == M.parent_id).scalar_subquery().label("siblings_json")
-
-
 @functools.cache
 def _end_statement(dialect: str):
     """``end_streaming``'s UPDATE, built once per dialect: the SET columns come from the
@@ -125,13 +114,13 @@ def _end_statement(dialect: str):
     return (
         update(t.messages)
         .where(M.id == bindparam("b_mid"), M.status == "streaming")
-        .returning(*t.messages.c, _siblings_json(dialect))
+        .returning(*t.messages.c, tree_store.siblings_json(dialect))
     )
 
 
 async def end_streaming(c: AsyncConnection, mid: str, values: dict):
     """Update the row only while it is streaming and return it as updated (RETURNING: no second
-    read), with ``siblings_json`` (``_siblings_json``: the ``done`` event's branch info without
+    read), with ``siblings_json`` (``tree_store.siblings_json``: the ``done`` event's branch info without
     a read); None when someone else ended it."""
     q = _end_statement(c.dialect.name)
     return (await c.execute(q, {**values, "b_mid": mid})).first()
