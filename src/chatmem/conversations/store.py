@@ -249,8 +249,9 @@ async def insert_messages(c: AsyncConnection, conv, rows: list[dict]) -> dict:
     for row in values:
         for k in keys - row.keys():
             row[k] = _ROW_DEFAULTS[k]
-    stmt = insert(t.messages).values(values).returning(*t.messages.c)
-    return {r.id: r for r in (await c.execute(stmt)).all()}
+    # one multi-row INSERT (SQLAlchemy's insertmanyvalues: RETURNING with a list of rows), of a
+    # statement compiled once; rows in VALUES were compiled anew on every call
+    return {r.id: r for r in (await c.execute(_INSERT_MESSAGE, values)).all()}
 
 
 @functools.cache

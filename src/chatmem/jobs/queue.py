@@ -14,9 +14,11 @@ Handlers are registered by kind in ``Runtime.job_handlers`` by the composition r
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from sqlalchemy import text
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
@@ -82,9 +84,18 @@ async def enqueue(
     return values["id"] if res.rowcount == 1 else None
 
 
+@functools.cache
+def _many_statement(dialect: str):
+    """``enqueue_many``'s INSERT, built and compiled once: SQLAlchemy sends a list of rows as one
+    multi-row INSERT (its "insertmanyvalues", which RETURNING selects), where an INSERT carrying
+    the rows in its VALUES was compiled anew on every call (~2 ms of CPU)."""
+    ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(t.jobs)
+    return _skip_queued(ins).returning(t.jobs.c.id)
+
+
 async def enqueue_many(c: AsyncConnection, jobs: list[Job]) -> None:
     """Queue several jobs in one multi-row INSERT (what a finished turn schedules), each skipped
     as ``enqueue`` would skip it when its dedupe key is already queued."""
     if jobs:
         now = now_ms()
-        await c.execute(_skip_queued(insert(c, t.jobs).values([_row(j, now) for j in jobs])))
+        await c.execute(_many_statement(c.dialect.name), [_row(j, now) for j in jobs])
