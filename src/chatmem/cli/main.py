@@ -117,6 +117,8 @@ def serve(
     # proxy_headers off: uvicorn would trust 127.0.0.1 by default; the app believes forwarded
     # headers only from CHATMEM_TRUSTED_PROXIES (edge/headers.py). Logging is ours (one JSON
     # line per request from the request middleware), so uvicorn's config and access log are off.
+    # The loop and the HTTP parser are uvicorn's "auto": uvloop and httptools, both dependencies
+    # (~15 % of a turn's CPU, bench/turn_cost.py); asyncio and h11 where they cannot install.
     uvicorn.run(
         create_app(s) if n == 1 else "chatmem.cli.main:worker_app",
         factory=n > 1,

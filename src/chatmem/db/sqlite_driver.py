@@ -9,8 +9,10 @@ wait per trip. A demo turn ran ~90 of them for ~23 statements (bench/turn_cost.p
 Here the whole statement is one function run on aiosqlite's thread (``_run``): cursor, execute,
 every row, close — one trip. The rows come back buffered exactly as the adapter buffered them
 before (it always fetched everything at once; chatmem never streams results from SQLite). Errors
-are the same sqlite3 exceptions, mapped by the same adapter code. Everything else (connect,
-commit, rollback, close, isolation level) is SQLAlchemy's aiosqlite adapter unchanged.
+are the same sqlite3 exceptions, mapped by the same adapter code. A commit or rollback with no
+transaction open on the sqlite3 connection (autocommit blocks, the pool's reset of a connection it
+takes back) makes no trip at all. Everything else (connect, close, isolation level, a real commit
+or rollback) is SQLAlchemy's aiosqlite adapter unchanged.
 
 ``Database`` passes ``module=dbapi()`` to ``create_async_engine`` (SQLAlchemy's documented way to
 substitute the DBAPI module); the dialect is still ``sqlite+aiosqlite``.
@@ -49,21 +51,26 @@ class _Ran:
         pass
 
 
-def _run(conn: sqlite3.Connection, operation: str, parameters: Any, many: bool) -> tuple:
+def _run(
+    conn: sqlite3.Connection, operation: str, parameters: Any, many: bool, trips: list[int]
+) -> tuple:
     """On aiosqlite's thread: the statement from cursor to close, rows buffered."""
-    cur = conn.cursor()
     try:
-        if many:
-            cur.executemany(operation, parameters)
-        elif parameters is None:
-            cur.execute(operation)
-        else:
-            cur.execute(operation, parameters)
-        desc = cur.description
-        rows = cur.fetchall() if desc else None
-        return desc, cur.rowcount, cur.lastrowid, rows
+        cur = conn.cursor()
+        try:
+            if many:
+                cur.executemany(operation, parameters)
+            elif parameters is None:
+                cur.execute(operation)
+            else:
+                cur.execute(operation, parameters)
+            desc = cur.description
+            rows = cur.fetchall() if desc else None
+            return desc, cur.rowcount, cur.lastrowid, rows
+        finally:
+            cur.close()
     finally:
-        cur.close()
+        trips[1] += 1  # this thread alone writes it
 
 
 class OneTripCursor(AsyncAdapt_aiosqlite_cursor):
@@ -78,10 +85,12 @@ class OneTripCursor(AsyncAdapt_aiosqlite_cursor):
         self._rows = collections.deque()
 
     async def _trip(self, operation: Any, parameters: Any, many: bool) -> None:
-        async with self._adapt_connection._execute_mutex:
+        adapt = cast(OneTripConnection, self._adapt_connection)
+        async with adapt._execute_mutex:
             conn = self._connection
+            adapt.trips[0] += 1  # this (the event loop's) thread alone writes it
             desc, rowcount, lastrowid, rows = await conn._execute(
-                _run, conn._conn, operation, parameters, many
+                _run, conn._conn, operation, parameters, many, adapt.trips
             )
         ran = cast(_Ran, self._cursor)
         ran.description, ran.rowcount, ran.lastrowid = desc, rowcount, lastrowid
@@ -95,8 +104,32 @@ class OneTripCursor(AsyncAdapt_aiosqlite_cursor):
 
 
 class OneTripConnection(AsyncAdapt_aiosqlite_connection):
-    __slots__ = ()
+    """SQLAlchemy commits a block that ran in autocommit mode (``read_once``, ``write_once``) and
+    the pool rolls back every connection it takes back: with no transaction open on the sqlite3
+    side both are no-ops, and each was still a trip to the worker thread (two per read_once).
+    They are skipped when nothing is open **and** no statement of ours is still queued or running
+    there (``trips``: sent, finished): a statement still in the queue could open a transaction
+    after the check, and the rollback must then follow it in queue order, or the pool would keep
+    a connection holding the write lock. (SQLAlchemy already invalidates a connection whose
+    statement was cancelled; the count keeps the skip safe without relying on that.)"""
+
+    __slots__ = ("trips",)
     _cursor_cls = OneTripCursor
+
+    def __init__(self, dbapi: Any, connection: Any) -> None:
+        super().__init__(dbapi, connection)
+        self.trips = [0, 0]  # statements sent to the worker thread, statements it finished
+
+    def _idle(self) -> bool:
+        return self.trips[0] == self.trips[1] and not self._connection._conn.in_transaction
+
+    def commit(self) -> None:
+        if not self._idle():
+            super().commit()
+
+    def rollback(self) -> None:
+        if not self._idle():
+            super().rollback()
 
 
 class OneTripDbapi(AsyncAdapt_aiosqlite_dbapi):
