@@ -16,7 +16,7 @@ from chatmem.db import schema as t
 from chatmem.db.engine import Database
 from chatmem.db.fulltext import cjk_terms
 from chatmem.db.migrate import downgrade, upgrade
-from chatmem.search import index
+from chatmem.search import index, rank
 from chatmem.search import store as search_store
 from chatmem.search import terms as tm
 
@@ -213,6 +213,48 @@ def test_doc_terms_are_the_index_words_and_cjk_terms(s):
     """``terms.doc_terms`` (ASCII text takes a faster path) is exactly the index's tokenisation:
     its words, then its CJK characters and pairs."""
     assert tm.doc_terms(s) == (*tm.words(s), *cjk_terms(s).split())
+
+
+_WORDS = ["plan", "plans", "planned", "planning", "omar", "north", "no", "北京", "x1"]
+
+
+def _reference_bm25(docs, query, df, n_docs, prefix_last, weights):
+    """BM25 counted the plain way: each query term's forms scanned in the text's token list."""
+    toks = {i: tm.doc_terms(txt) for i, txt in docs.items()}
+    avgdl = max(sum(map(len, toks.values())) / len(toks), 1.0) if toks else 1.0
+    out = []
+    for i, ts in toks.items():
+        norm = rank.K1 * (1 - rank.B + rank.B * len(ts) / avgdl)
+        s = 0.0
+        for j, q in enumerate(dict.fromkeys(query)):
+            f = sum(ts.count(w) for w in tm.forms(q))
+            if prefix_last and j == len(query) - 1:
+                f += sum(1 for w in ts if w != q and w.startswith(q))
+            if f:
+                w = rank.idf(df.get(q, 0), n_docs) * weights.get(q, 1.0)
+                s += w * f * (rank.K1 + 1) / (f + norm)
+        if s > 0:
+            out.append((i, round(s, 9)))
+    return sorted(sorted(out, reverse=True), key=lambda x: -x[1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(_WORDS), max_size=12).map(" ".join), max_size=8),
+    st.lists(
+        st.sampled_from(["plan~", "plan", "omar", "no", "北京", "nor"]), min_size=1, unique=True
+    ),
+    st.booleans(),
+)
+def test_bm25_counts_every_form_as_a_scan_of_the_tokens_would(texts, query, prefix_last):
+    """``rank.bm25`` reads term frequencies from each text's ``Bag`` (one set intersection with
+    the query's words): the same scores as scanning the token list for each term and form."""
+    docs = {f"m{i:02d}": txt for i, txt in enumerate(texts)}
+    weights = {q: 1.0 + k / 4 for k, q in enumerate(query)}
+    df = {q: k + 1 for k, q in enumerate(query)}
+    got = rank.bm25(docs, query, df, 20, prefix_last=prefix_last, weights=weights)
+    want = _reference_bm25(docs, query, df, 20, prefix_last, weights)
+    assert [(x.id, round(x.score, 9)) for x in got] == want
 
 
 async def test_the_words_alone_decide_only_a_page_of_the_owners_own(app, new_user):

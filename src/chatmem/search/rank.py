@@ -6,7 +6,7 @@ document frequencies come from the index (``index.frequencies``): for recall tho
 being searched (a conversation, or a user's history), so a word that is everywhere in *this*
 conversation weighs little even if it is rare elsewhere; for search those of the whole index
 (capped counts, whose cost does not grow with a user's history). Term frequencies and lengths
-come from the candidate texts, tokenised exactly as the index does (``terms.doc_terms``).
+come from the candidate texts, tokenised exactly as the index does (``terms.bag``).
 """
 
 from __future__ import annotations
@@ -51,15 +51,27 @@ def bm25(
     ``weights`` scales each query term (1 when absent)."""
     wanted = list(dict.fromkeys(query))
     last = query[-1] if prefix_last and query else None
+    # every word a query term stands for (a forms term: each of its forms) → the terms it counts
+    # for: a text's frequencies are then the few words it shares with the query, found by one
+    # set intersection, not a lookup per query term and form
+    counted_as: dict[str, list[str]] = {}
+    for q in wanted:
+        for f in tm.forms(q):
+            counted_as.setdefault(f, []).append(q)
+    words = counted_as.keys()
     tokenised: dict[str, dict[str, int]] = {}
     lengths: dict[str, int] = {}
     for i, txt in docs.items():
-        # only the query terms' counts are needed (a Counter of every word cost 2× as much)
-        toks = tm.doc_terms(txt)
-        tf = {q: tm.count(q, txt) if q.endswith(tm.FORMS) else toks.count(q) for q in wanted}
+        b = tm.bag(txt)
+        tf: dict[str, int] = {}
+        for w in words & b.counts.keys():
+            for q in counted_as[w]:
+                tf[q] = tf.get(q, 0) + b.counts[w]
         if last is not None:
-            tf[last] += sum(1 for w in toks if w != last and w.startswith(last))
-        tokenised[i], lengths[i] = tf, len(toks)
+            more = sum(n for w, n in b.counts.items() if w != last and w.startswith(last))
+            if more:
+                tf[last] = tf.get(last, 0) + more
+        tokenised[i], lengths[i] = tf, b.length
     if avgdl is None:
         avgdl = (sum(lengths.values()) / len(lengths)) if lengths else 1.0
     avgdl = max(avgdl, 1.0)
@@ -117,8 +129,10 @@ def sampled_df(
         return {}
     prefixes = {t for t in wanted if t.endswith(tm.FORMS)}
     seen: Counter[str] = Counter()
+    whole = wanted - prefixes
     for txt in sample:
-        seen.update((wanted - prefixes).intersection(tm.doc_terms(txt)))
-        seen.update(t for t in prefixes if tm.occurs(t, txt))
+        b = tm.bag(txt)
+        seen.update(whole.intersection(b.counts))
+        seen.update(t for t in prefixes if b.has(t))
     scale = max(n_docs, 1) / len(sample)
     return {t: max(k, round(k * scale)) for t, k in seen.items() if k >= least}

@@ -13,6 +13,7 @@ input ever reaches a query's syntax.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
@@ -62,8 +63,10 @@ def words(text: str) -> list[str]:
 
 
 #: Tokenising is most of ranking's cost and the same turns come back turn after turn (a
-#: conversation's candidates, its verbatim tail): texts up to ``CACHED_CHARS`` long are memoised,
-#: ``TERMS_CACHE`` of them (a few MB at most); longer ones are rare and tokenised each time.
+#: conversation's candidates, its verbatim tail): texts up to ``CACHED_CHARS`` long are memoised
+#: as a ``Bag`` (each term's count), ``TERMS_CACHE`` of them (about 12 KB for a text of 1,000
+#: characters, its words included: 50 MB if every one were that long, typical turns a fraction);
+#: longer ones are rare and tokenised each time.
 TERMS_CACHE = 4096
 CACHED_CHARS = 1000
 
@@ -73,30 +76,63 @@ CACHED_CHARS = 1000
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
 
 
-def _doc_terms(text: str) -> tuple[str, ...]:
+def doc_terms(text: str) -> tuple[str, ...]:
+    """Every term a message is indexed under: its words and its CJK characters and bigrams."""
     if text.isascii():
         return tuple(_ASCII_WORD.findall(text.lower()))
     return (*words(text), *cjk_terms(text).split())
 
 
-_cached_terms = lru_cache(maxsize=TERMS_CACHE)(_doc_terms)
+class Bag:
+    """A text's terms as ranking reads them: how often each occurs (``counts``) and how many
+    there are (``length``, BM25's document length).
+
+    Why counts and not the token list: BM25 asks each candidate for every query term's
+    frequency, a term ending in ``FORMS`` for up to eight words — on a token tuple a scan each
+    (``tuple.count``: 2,600 scans of ~100 tokens per turn at 10,000 messages, most of recall's
+    Python time), on counts a lookup each."""
+
+    __slots__ = ("counts", "length")
+
+    def __init__(self, toks: Sequence[str]) -> None:
+        self.counts: dict[str, int] = Counter(toks)
+        self.length = len(toks)
+
+    def count(self, term: str) -> int:
+        """How often the text holds ``term`` (a forms term: any of its forms)."""
+        if not term.endswith(FORMS):
+            return self.counts.get(term, 0)
+        return sum(self.counts.get(f, 0) for f in forms(term))
+
+    def has(self, term: str) -> bool:
+        """Whether the text is indexed under ``term`` (a forms term: under one of its forms)."""
+        if not term.endswith(FORMS):
+            return term in self.counts
+        return any(f in self.counts for f in forms(term))
 
 
-def doc_terms(text: str) -> tuple[str, ...]:
-    """Every term a message is indexed under: its words and its CJK characters and bigrams."""
-    return _cached_terms(text) if len(text) <= CACHED_CHARS else _doc_terms(text)
+def _bag(text: str) -> Bag:
+    return Bag(doc_terms(text))
+
+
+_cached_bag = lru_cache(maxsize=TERMS_CACHE)(_bag)
+
+
+def bag(text: str) -> Bag:
+    """``text``'s ``Bag`` (memoised for texts up to ``CACHED_CHARS``)."""
+    return _cached_bag(text) if len(text) <= CACHED_CHARS else _bag(text)
 
 
 @lru_cache(maxsize=TERMS_CACHE)
 def _cached_content(text: str) -> frozenset[str]:
-    return frozenset(_cached_terms(text)) - STOPWORDS
+    return frozenset(_cached_bag(text).counts) - STOPWORDS
 
 
 def content_terms(text: str) -> frozenset[str]:
     """The distinct terms of ``doc_terms`` that are not stop words."""
     if len(text) <= CACHED_CHARS:
         return _cached_content(text)
-    return frozenset(_doc_terms(text)) - STOPWORDS
+    return frozenset(doc_terms(text)) - STOPWORDS
 
 
 #: A term ending in ``FORMS`` stands for a word's usual English forms (``forms``): recall asks
@@ -152,20 +188,18 @@ def searchable(term: str) -> bool:
 
 def count(term: str, text: str) -> int:
     """How often ``text`` holds ``term`` (a forms term: any of its forms)."""
-    toks = doc_terms(text)
-    return sum(toks.count(f) for f in forms(term))
+    return bag(text).count(term)
 
 
 def occurs(term: str, text: str) -> bool:
     """Whether ``text`` is indexed under ``term`` (a forms term: under one of its forms)."""
-    toks = doc_terms(text)
-    return any(f in toks for f in forms(term))
+    return bag(text).has(term)
 
 
 def has_all(text: str, terms: Sequence[str], *, prefix_last: bool = False) -> bool:
     """Whether ``text`` is indexed under every term (the last one as a prefix with
     ``prefix_last``): the index's own match, checked on a message's text."""
-    found = set(doc_terms(text))
+    found = bag(text).counts
     last = len(terms) - 1 if prefix_last else -1
     return all(
         t in found or (i == last and any(w.startswith(t) for w in found))
