@@ -20,7 +20,8 @@ from chatmem.context.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, counter_f
 from chatmem.conversations.paths import PathCache
 from chatmem.db import schema as t
 from chatmem.db.engine import Database
-from chatmem.search import rank
+from chatmem.search import df_memo, rank
+from chatmem.search.df_memo import CountMemo
 from chatmem.workspaces import service as ws_service
 from chatmem.workspaces.service import WorkspaceIn
 
@@ -406,6 +407,81 @@ async def test_only_the_questions_own_words_are_always_counted(db_url, monkeypat
         assert "the" not in terms and "and" not in terms  # the history tells these
         assert caps["basil"] == caps["balcony"] == rs.WEAK_DF_CAP
         assert fact in rep["recall_message_ids"]
+    finally:
+        await rt.db.dispose()
+
+
+def test_count_memo_keeps_common_counts_while_they_are_good():
+    """A count is reused while the scope changed by at most 10 % of it and for at most
+    ``MAX_AGE_S``; a rare word's is never kept; a count that stopped at its cap answers only
+    requests capped no higher."""
+    now = [0.0]
+    memo = CountMemo(max_entries=3, clock=lambda: now[0])
+    memo.put("c", "garden", 40, cap=500, size=1000)
+    memo.put("c", "lena", 3, cap=500, size=1000)  # rare: counting it is cheap, it moves most
+    assert memo.get("c", "lena", cap=500, size=1000) is None
+    assert memo.get("c", "garden", cap=500, size=1004) == 40
+    assert memo.get("c", "garden", cap=30, size=1004) == 30  # the cap asked for
+    assert memo.get("other", "garden", cap=500, size=1000) is None  # per scope
+    assert memo.get("c", "garden", cap=500, size=1005) is None  # 5 > 10 % of 40: dropped
+    assert memo.get("c", "garden", cap=500, size=1000) is None
+    memo.put("c", "the", 100, cap=100, size=1000)  # "at least 100"
+    assert memo.get("c", "the", cap=100, size=1000) == 100
+    assert memo.get("c", "the", cap=50, size=1000) == 50
+    assert memo.get("c", "the", cap=500, size=1000) is None  # says nothing beyond 100
+    now[0] = df_memo.MAX_AGE_S + 1
+    assert memo.get("c", "the", cap=100, size=1000) is None  # too old: edits change counts
+    for i in range(5):
+        memo.put("c", f"w{i}", 50, cap=500, size=1000)
+    assert [memo.get("c", f"w{i}", cap=500, size=1000) for i in range(5)] == [
+        None,
+        None,
+        50,
+        50,
+        50,
+    ]
+
+
+async def test_a_common_words_count_is_made_once_while_the_conversation_barely_changes(
+    db_url, monkeypatch
+):
+    """The next question asking a common word reuses its count (``search/df_memo.py``); a rare
+    word is counted each turn; once the conversation grew by more than 10 % of the count, it is
+    counted again — and recall finds the same."""
+    from chatmem.search import index
+
+    asked: list[list[str]] = []
+    real = index.frequencies
+
+    async def spy(c, scope, terms, **kw):
+        asked.append(list(terms))
+        return await real(c, scope, terms, **kw)
+
+    monkeypatch.setattr(index, "frequencies", spy)
+    rt = await _runtime(db_url)
+    try:
+        u = await make_user(rt.db, "memo@example.com")
+        cid = await make_conv(rt.db, u.id)
+        fact = [("user", "Lena planted tulips in the community garden."), ("assistant", "Lovely!")]
+        [hit, _] = await append_chain(rt.db, u.id, cid, fact)
+        turns = _filler(150)
+        for i in range(0, 300, 20):  # "garden" in 15 more messages, 5 % of the history
+            turns[i] = ("user", f"The garden looks lush today, round {i}.")
+        *_, leaf = await append_chain(rt.db, u.id, cid, turns)
+
+        async def ask(text: str) -> dict:
+            [q] = await append_chain(rt.db, u.id, cid, [("user", text)], parent=leaf)
+            return (await _context(rt, u, cid, q)).report
+
+        first = await ask("What did Lena plant in the garden?")
+        second = await ask("Which flowers did Lena grow in the garden?")
+        assert "garden~" in asked[0] and "garden~" not in asked[1]  # counted once
+        assert "lena" in asked[0] and "lena" in asked[1]  # a rare word: each turn
+        assert hit in first["recall_message_ids"] and hit in second["recall_message_ids"]
+        await append_chain(rt.db, u.id, cid, _filler(2), parent=leaf)  # +4 > 10 % of 17
+        third = await ask("Is Lena still working in the garden?")
+        assert "garden~" in asked[2]
+        assert hit in third["recall_message_ids"]
     finally:
         await rt.db.dispose()
 

@@ -29,6 +29,7 @@ from .embeddings.service import EmbeddingService
 from .generation.state import GenerationState
 from .observability.telemetry import Telemetry
 from .providers.registry import Registry
+from .search.df_memo import CountMemo
 
 #: A job handler: ``await fn(runtime, payload)``; registered by kind in ``Runtime.job_handlers``.
 JobHandler = Callable[["Runtime", dict], Awaitable[None]]
@@ -106,6 +107,8 @@ class Runtime:
     telemetry: Telemetry = field(default_factory=Telemetry)
     #: recall's per-process memo of each conversation's latest path (conversations/paths.py)
     path_cache: PathCache = field(default_factory=PathCache)
+    #: recall's per-process memo of common words' counts per conversation (search/df_memo.py)
+    df_memo: CountMemo = field(default_factory=CountMemo)
     #: who a key or session is, for ``auth_cache_s`` (auth/cache.py: the staleness bound)
     principals: PrincipalCache = field(default_factory=lambda: PrincipalCache(0))
     #: this process in the deployment-wide duty leases it takes (db/singleton.py)

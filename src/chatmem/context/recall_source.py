@@ -26,6 +26,7 @@ from ..conversations.paths import PathCache
 from ..cpu import run_text
 from ..search import index, rank, store
 from ..search import terms as tm
+from ..search.df_memo import CountMemo
 from . import recall as rc
 from .assemble import HistoryItem
 
@@ -123,7 +124,15 @@ def _scope(conv, opts: Options) -> list[str]:
 
 
 async def _lexical(
-    c, owner, scope, weights: dict[str, float], fill: list[str], opts: Options, scope_size, sample
+    c,
+    owner,
+    scope,
+    weights: dict[str, float],
+    fill: list[str],
+    opts: Options,
+    scope_size,
+    sample,
+    memo: CountMemo | None = None,
 ) -> tuple[list[index.Hit], list[index.Hit], dict, int]:
     """(candidates, filler candidates, document frequencies, scope size): for each of the
     most telling terms of the latest message (rarest first; the turn before only when the
@@ -132,22 +141,36 @@ async def _lexical(
     nothing rarer matched: their candidate lists would cost the most and say the least.
 
     Counting a word reads up to ``DF_CAP`` index entries — what grew most from 100 to 10,000
-    messages on PostgreSQL — so some frequencies are estimated instead (``_guessed``), and the
-    turn before's other words are counted only up to ``WEAK_DF_CAP``."""
+    messages on PostgreSQL — so some frequencies are estimated instead (``_guessed``), the
+    turn before's other words are counted only up to ``WEAK_DF_CAP``, and a common word's count
+    made in an earlier turn is reused while it is still good (``memo``, ``search/df_memo.py``)."""
     if not weights and not fill:
         return [], [], {}, 0
     guessed = _guessed(weights, fill, scope_size, sample)
     follow_up = [t for t, w in weights.items() if w < 1.0]
     caps = {t: WEAK_DF_CAP for t in follow_up if t not in guessed}
+    wanted = [t for t in [*weights, *fill] if t not in guessed]
+    key = (opts.config, *scope)
+    kept = {}
+    if memo is not None and scope_size:
+        for t in wanted:
+            got = memo.get(key, t, cap=caps.get(t, DF_CAP), size=scope_size)
+            if got is not None:
+                kept[t] = got
     n_docs, df = await index.frequencies(
         c,
         scope,
-        [t for t in [*weights, *fill] if t not in guessed],
+        [t for t in wanted if t not in kept],
         scope_size=scope_size,
         config=opts.config,
         cap=DF_CAP,
         caps=caps,
     )
+    if memo is not None and scope_size:
+        for t, n in df.items():
+            memo.put(key, t, n, cap=caps.get(t, DF_CAP), size=scope_size)
+    df.update(kept)
+    n_docs = max(n_docs, *kept.values()) if kept else n_docs
     df.update(guessed)
     own = [t for t in weights if weights[t] >= 1.0 and df.get(t)]
     present = own or [t for t in weights if df.get(t)]
@@ -200,8 +223,10 @@ async def find(
     paths: PathCache,
     opts: Options,
     vectors: VectorSearch | None = None,
+    counts: CountMemo | None = None,
 ) -> Found:
-    """Recall candidates for the turn answering ``leaf_id`` (see the module docstring)."""
+    """Recall candidates for the turn answering ``leaf_id`` (see the module docstring);
+    ``counts``: the process's memo of common words' counts (``search/df_memo.py``)."""
     t0 = time.perf_counter()
     weights = query_terms(history)
     fill = fill_terms(history, weights)
@@ -210,7 +235,7 @@ async def find(
     size = int(conv.message_count or 0) if len(scope) == 1 else None  # this conversation
     sample = [h.text for h in history[: -1 - FOLLOW_UP_TURNS]]  # not the query's own turns
     found, extra, df, n_docs = await _lexical(
-        c, conv.user_id, scope, weights, fill, opts, size or None, sample
+        c, conv.user_id, scope, weights, fill, opts, size or None, sample, counts
     )
     hits = list({h.id: h for h in [*found, *extra]}.values())
     path = await paths.get(c, conv.id, leaf_id)

@@ -168,6 +168,7 @@ async def _recall(c, rt, settings, conv, parent_id, history, tail, budgets, coun
             leaf_id=parent_id,
             history=history,
             paths=rt.path_cache,
+            counts=rt.df_memo,
             opts=opts,
             vectors=_vectors(rt, conv, history, settings),
         )
