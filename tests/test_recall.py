@@ -447,7 +447,8 @@ async def test_a_common_words_count_is_made_once_while_the_conversation_barely_c
 ):
     """The next question asking a common word reuses its count (``search/df_memo.py``); a rare
     word is counted each turn; once the conversation grew by more than 10 % of the count, it is
-    counted again — and recall finds the same."""
+    counted again — and recall finds the same. A word counted in this turn and in no more
+    messages than its candidates are is read unranked (``match_each(whole=…)``)."""
     from chatmem.search import index
 
     asked: list[list[str]] = []
@@ -473,11 +474,23 @@ async def test_a_common_words_count_is_made_once_while_the_conversation_barely_c
             [q] = await append_chain(rt.db, u.id, cid, [("user", text)], parent=leaf)
             return (await _context(rt, u, cid, q)).report
 
+        whole: list[set[str]] = []
+        real_each = index.match_each
+
+        async def each_spy(c, scope, terms, **kw):
+            whole.append(set(kw.get("whole") or ()))
+            return await real_each(c, scope, terms, **kw)
+
+        monkeypatch.setattr(index, "match_each", each_spy)
         first = await ask("What did Lena plant in the garden?")
+        # counted just now and in no more messages than asked for: read unranked
+        assert "lena" in whole[0] and "garden~" in whole[0]
+        whole.clear()
         second = await ask("Which flowers did Lena grow in the garden?")
         assert "garden~" in asked[0] and "garden~" not in asked[1]  # counted once
         assert "lena" in asked[0] and "lena" in asked[1]  # a rare word: each turn
         assert hit in first["recall_message_ids"] and hit in second["recall_message_ids"]
+        assert whole and all("garden~" not in w for w in whole)  # a kept count: ranked
         await append_chain(rt.db, u.id, cid, _filler(2), parent=leaf)  # +4 > 10 % of 17
         third = await ask("Is Lena still working in the garden?")
         assert "garden~" in asked[2]

@@ -135,6 +135,32 @@ async def test_frequencies(app, new_user):
     assert n == 4 and df == {"red": 2, "apple": 2, "sky": 1, "zzz": 0}
 
 
+async def test_match_each_reads_a_term_that_fits_whole_and_ranks_the_others(app, new_user):
+    """``match_each``: a term in at most ``per_term`` messages (``whole``) comes back with every
+    message, unranked — the same messages the ranked query gives; a term in more keeps the
+    engine's ranking (the short message that is about the word first)."""
+    u = await new_user()
+    db = db_of(app)
+    cid = (await new_conv(u.client))["id"]
+    mine = [await say(u.client, cid, f"red apple number {i}") for i in range(3)]
+    for i in range(6):
+        await say(u.client, cid, f"a long line about plenty of other things and red, {i}")
+    short = await say(u.client, cid, "red red")
+    scope = [tm.scope_token(cid)]
+
+    async def ask(term: str, per_term: int, whole=()) -> list[str]:
+        async with db.read() as c:
+            found = await index.match_each(
+                c, scope, [term], per_term=per_term, owner=u.id, whole=whole
+            )
+        return [h.id for h in found]
+
+    ranked, unranked = await ask("apple", 3), await ask("apple", 3, whole={"apple"})
+    assert set(ranked) == set(unranked) == {m["id"] for m in mine}
+    assert (await ask("red", 2))[0] == short["id"]
+    assert len(await ask("red", 2, whole={"apple"})) == 2
+
+
 async def test_migration_backfills_existing_messages(db_url, tmp_path):
     """A database with messages written before 0008 is indexed by the upgrade."""
     if db_url.startswith("sqlite"):

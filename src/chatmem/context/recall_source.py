@@ -166,6 +166,8 @@ async def _lexical(
         cap=DF_CAP,
         caps=caps,
     )
+    # counted just now, below the cap: exact in this transaction (a kept or guessed one is not)
+    exact = {t: n for t, n in df.items() if n < caps.get(t, DF_CAP)}
     if memo is not None and scope_size:
         for t, n in df.items():
             memo.put(key, t, n, cap=caps.get(t, DF_CAP), size=scope_size)
@@ -181,7 +183,13 @@ async def _lexical(
     if present:
         per_term = max(10, opts.candidates * 4 // len(present))
         ids = await index.match_each(
-            c, scope, present, per_term=per_term, owner=owner, config=opts.config
+            c,
+            scope,
+            present,
+            per_term=per_term,
+            owner=owner,
+            config=opts.config,
+            whole=_all_fit(present, exact, per_term),
         )
     common = sorted(
         (t for t in fill if 0 < df.get(t, 0) < caps.get(t, DF_CAP)),
@@ -192,9 +200,21 @@ async def _lexical(
         common = common[:MAX_RANKED_TERMS]
         per_term = max(10, min(FILL_PER_TERM_MAX, opts.fill_to * FILL_OVERSAMPLE // len(common)))
         extra = await index.match_each(
-            c, scope, common, per_term=per_term, owner=owner, config=opts.config
+            c,
+            scope,
+            common,
+            per_term=per_term,
+            owner=owner,
+            config=opts.config,
+            whole=_all_fit(common, exact, per_term),
         )
     return ids, extra, df, n_docs
+
+
+def _all_fit(terms, exact: Mapping[str, int], per_term: int) -> set[str]:
+    """The terms whose every message is among the ``per_term`` asked for (``index.match_each``
+    then reads them unranked: the ranking of a bm25 or ts_rank ORDER BY would change nothing)."""
+    return {t for t in terms if t in exact and exact[t] <= per_term}
 
 
 def _guessed(weights, fill, scope_size, sample: Sequence[str]) -> dict[str, int]:
@@ -333,5 +353,6 @@ async def _groups(c, conv, fused, by_id, path, alone: set[str]) -> list[rc.Group
     need = [n for n in neighbour.values() if n and n not in by_id]
     for h in await index.rows(c, conv.user_id, need):
         by_id[h.id] = h
-    messages = {mid: _recalled(h) for mid, h in by_id.items() if h.text.strip()}
+    wanted = {*neighbour, *(n for n in neighbour.values() if n)}
+    messages = {mid: _recalled(h) for mid in wanted if (h := by_id.get(mid)) and h.text.strip()}
     return rc.group(fused, messages, neighbour)

@@ -19,7 +19,7 @@ independent guard: whatever the index returns, only the caller's messages come b
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import bindparam, select, text
@@ -367,10 +367,18 @@ async def match_each(
     per_term: int,
     owner: str,
     config: str = "simple",
+    whole: Collection[str] = (),
 ) -> list[Hit]:
     """The ``owner``'s scope messages containing each term: the ``per_term`` best for every
     term, in one statement, with what ranking needs (as ``rows`` reads it: no second trip to
-    the table), duplicates removed, first occurrence kept.
+    the table), duplicates removed, first occurrence kept. The terms in ``whole`` are known to
+    be in at most ``per_term`` messages of the scope (counted in this transaction): all of
+    their messages are read, unranked.
+
+    Why unranked: the engines rank every match before the first row comes back, and FTS5's
+    bm25() also counts the messages of each phrase of the query — the scope token's too, all
+    10,000 of a 10,000-message conversation, for every term (0.3 ms each; 0.05 ms at 100
+    messages). When every match is wanted anyway, the order is not.
 
     Why per term: PostgreSQL's ``ts_rank`` ignores how rare a word is, so one ranked OR query
     lets messages with several common words crowd out the only message with the rare one; a
@@ -386,11 +394,13 @@ async def match_each(
     params: dict = {"lim": per_term, "cfg": config, "s": tm.scope_tsquery(scope)}
     parts = []
     for i, term in enumerate(terms):
+        ranked = term not in whole
         if _is_sqlite(c):
             params[f"q{i}"] = tm.fts5_match([term], scope)
+            order = "ORDER BY bm25(messages_fts, 1.0, 1.0, 0.0) " if ranked else ""
             ids = _ids_of(
                 f"SELECT rowid AS r FROM messages_fts WHERE messages_fts MATCH :q{i} "
-                "ORDER BY bm25(messages_fts, 1.0, 1.0, 0.0) LIMIT :lim"
+                f"{order}LIMIT :lim"
             )
             cols = ", ".join(f"m.{x.strip()}" for x in _HIT_COLUMNS.split(","))
             parts.append(
@@ -399,9 +409,9 @@ async def match_each(
         else:
             params[f"q{i}"] = tm.tsquery([term])
             q = f"(CAST(:s AS tsquery) && to_tsquery(CAST(:cfg AS regconfig), :q{i}))"
+            order = f"ORDER BY ts_rank(search_tsv, {q}, 2) DESC, id DESC " if ranked else ""
             parts.append(
-                f"(SELECT {_HIT_COLUMNS} FROM messages WHERE search_tsv @@ {q} "
-                f"ORDER BY ts_rank(search_tsv, {q}, 2) DESC, id DESC LIMIT :lim)"
+                f"(SELECT {_HIT_COLUMNS} FROM messages WHERE search_tsv @@ {q} {order}LIMIT :lim)"
             )
     found = (await c.execute(text(" UNION ALL ".join(parts)), params)).all()
     mine = {r.id: r for r in found if r.user_id == owner}  # first occurrence keeps its place
