@@ -26,7 +26,9 @@ CSRF_COOKIE = "chatmem_csrf"
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 
-def get_runtime(request: Request) -> Runtime:
+async def get_runtime(request: Request) -> Runtime:
+    # async: FastAPI runs a plain ``def`` dependency on its thread pool — a thread hand-off on
+    # every request for an attribute read (~0.1 ms of CPU per request)
     return request.app.state.runtime
 
 
