@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import update
 
 from chatmem.auth.models import Principal
-from chatmem.conversations import service
+from chatmem.conversations import service, store, tree_store
 from chatmem.conversations.wire import ForkIn
 from chatmem.db import schema as t
 from chatmem.db.ids import id_block, new_id
@@ -346,6 +346,29 @@ async def test_fork_of_a_path_that_skips_positions(new_user, app):
             f"/api/conversations/{fork['id']}/active-leaf", json={"leaf_id": first.id}
         )
         assert out.json()["active_leaf_id"] == fork["active_leaf_id"]
+
+
+async def test_a_fork_leaves_the_engines_plan_mode_for_the_rest_of_its_transaction(new_user, app):
+    """PostgreSQL: the copy's INSERT runs with ``plan_cache_mode = auto`` (its foreign-key
+    checks reuse their plans); the statements after it get the engine's setting back."""
+    a = await new_user()
+    cid = (await new_conv(a.client))["id"]
+    for i in range(4):
+        await say(a.client, cid, f"m{i}", role=("user", "assistant")[i % 2])
+    db = app.state.runtime.db
+    if db.dialect != "postgresql":
+        pytest.skip("a PostgreSQL setting")
+    p = Principal(id=a.id, email="x@example.com")
+    async with db.write() as c:
+        src = await store.get_conversation(c, a.id, cid)
+        new = await store.get_conversation(c, a.id, await store.insert_conversation(c, a.id))
+        leaf, busy = await tree_store.copy_path(c, cid, src.active_leaf_id, 100, new, a.id)
+        assert busy == 0 and leaf is not None
+        mode = (await c.exec_driver_sql("SHOW plan_cache_mode")).scalar()
+    assert mode == "force_custom_plan"
+    items = await path(a.client, new.id)
+    assert texts(items) == [f"m{i}" for i in range(4)]
+    assert (await service.get_conversation(db, p, new.id))["message_count"] == 4
 
 
 def test_id_blocks_are_consecutive_and_unique():
