@@ -45,6 +45,15 @@ def test_fuse_rewards_agreement_and_breaks_ties_by_recency():
     assert [i for i, _ in rc.fuse(["m1"], ["m2"])] == ["m2", "m1"]  # equal: the newer id first
 
 
+@given(st.lists(st.lists(st.sampled_from(["a", "ab", "b", "m1", "m10", "m2"]), unique=True)))
+def test_fuse_is_the_score_order_with_ties_by_recency(lists):
+    """``fuse`` sorts by score and breaks only ties by ``_desc`` (the newer id first): the same
+    order as sorting everything by (score, ``_desc``)."""
+    fused = rc.fuse(*lists)
+    assert fused == sorted(fused, key=lambda kv: (-kv[1], rc._desc(kv[0])))
+    assert {i for i, _ in fused} == {i for lst in lists for i in lst}
+
+
 def test_keep_relevant_and_group_use_each_message_once():
     assert rc.keep_relevant([("a", 10.0), ("b", 2.0), ("c", 0.5)], 0.1) == ["a", "b"]
     msgs = {

@@ -85,7 +85,16 @@ def fuse(*ranked: Sequence[str], k: int = RRF_K) -> list[tuple[str, float]]:
     for lst in ranked:
         for rank, mid in enumerate(lst):
             scores[mid] = scores.get(mid, 0.0) + 1.0 / (k + rank + 1)
-    return sorted(scores.items(), key=lambda kv: (-kv[1], _desc(kv[0])))
+    out = sorted(scores.items(), key=lambda kv: -kv[1])
+    i = 0
+    while i < len(out):  # ties (rare: one list never has any) in recency order
+        j = i + 1
+        while j < len(out) and out[j][1] == out[i][1]:
+            j += 1
+        if j - i > 1:
+            out[i:j] = sorted(out[i:j], key=lambda kv: _desc(kv[0]))
+        i = j
+    return out
 
 
 def _desc(s: str) -> tuple:

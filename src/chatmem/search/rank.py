@@ -79,14 +79,15 @@ def bm25(
         q: idf(int(df.get(q, 0)), n_docs) * (weights.get(q, 1.0) if weights else 1.0)
         for q in dict.fromkeys(query)
     }
+    place = {q: n for n, q in enumerate(qw)}
     out = []
     for i, tf in tokenised.items():
         norm = K1 * (1 - B + B * lengths[i] / avgdl)
         s = 0.0
-        for q, w in qw.items():
-            f = tf.get(q, 0)
-            if f:
-                s += w * f * (K1 + 1) / (f + norm)
+        # the text's few query terms (not every term of the query), summed in the query's order
+        for q in sorted(tf, key=place.__getitem__) if len(tf) > 1 else tf:
+            f = tf[q]
+            s += qw[q] * f * (K1 + 1) / (f + norm)
         if s > 0:
             out.append(Scored(i, s))
     out.sort(key=lambda x: x.id, reverse=True)  # ties: the later id first (a stable sort keeps
