@@ -272,3 +272,24 @@ def test_killing_the_servers_database_connections_mid_turn(db_url):
         stop.set()
         server.stop()
     assert 500 not in statuses
+
+
+async def test_a_pooled_connection_the_server_closed_is_replaced_at_checkout(db_url):
+    """The pre-ping (one ``SELECT 1`` on PostgreSQL, engine._ping_once) finds a connection
+    killed while it sat in the pool and the pool opens a new one: the caller sees no error."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("pg_terminate_backend is PostgreSQL's")
+    db = Database(db_url)
+    try:
+        async with db.read() as c:
+            pid = (await c.execute(text("SELECT pg_backend_pid()"))).scalar()
+        killer = await asyncpg.connect(_pg_dsn(db.url))
+        try:
+            assert await killer.fetchval("SELECT pg_terminate_backend($1)", pid)
+        finally:
+            await killer.close()
+        await asyncio.sleep(0.2)
+        async with db.read() as c:
+            assert (await c.execute(text("SELECT pg_backend_pid()"))).scalar() != pid
+    finally:
+        await db.dispose()
