@@ -90,3 +90,24 @@ async def search(rt, user_id: str, text: str, **kw) -> list[tuple[str, float]]:
     assert qv is not None
     async with rt.db.read() as c:
         return await vector_search(c, user_id=user_id, query_vector=qv, **kw)
+
+
+class ConceptEmbedder:
+    """A deterministic fake embedder that knows paraphrases: one dimension per concept (any of
+    its words in the text), plus a small constant one so no vector is zero."""
+
+    name = "concepts"
+    CONCEPTS = (("language", "languages", "studying", "learning", "swahili"),)
+
+    def __init__(self, settings=None) -> None:
+        self.model = "concepts-v1"
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        out = []
+        for text in texts:
+            words = set(text.lower().replace("?", " ").replace(".", " ").split())
+            out.append([1.0 if words & set(c) else 0.0 for c in self.CONCEPTS] + [0.1])
+        return out
+
+    async def aclose(self) -> None:
+        return None

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from sqlalchemy import update
 
 from chatmem.app import create_runtime
+from chatmem.auth.models import Principal
 from chatmem.context import assemble as asm
 from chatmem.context import recall as rc
 from chatmem.context import recall_source as rs
@@ -565,3 +566,139 @@ async def test_path_cache_follows_new_turns_and_branch_switches(db_url):
         )
     finally:
         await rt.db.dispose()
+
+
+async def test_memory_scope_is_the_same_agent_of_the_same_user_only(db_url):
+    """``memory_scope`` from an agent's conversation reaches the user's other conversations with
+    that agent — never another agent's, never a conversation without an agent, never another
+    user's chats with the same (public) agent; and from a conversation without an agent, only
+    the user's other conversations without one."""
+    from chatmem.agents import service as agents_service
+    from chatmem.agents.service import AgentIn
+
+    rt = await _runtime(db_url, recall_scope="memory_scope")
+    try:
+        u = await make_user(rt.db, "agents@example.com")
+        v = await make_user(rt.db, "agents-other@example.com")
+        a = await agents_service.create(
+            rt.db, u, AgentIn(name="Ada", handle="ada", visibility="public")
+        )
+        b = await agents_service.create(rt.db, u, AgentIn(name="Bob", handle="bob"))
+
+        async def said(user, text: str, **conv) -> str:
+            cid = await make_conv(rt.db, user.id, **conv)
+            [mid, _] = await append_chain(
+                rt.db, user.id, cid, [("user", text), ("assistant", "Noted.")]
+            )
+            return mid
+
+        with_a = await said(u, "The cabin wifi password is trout-lantern-42.", agent_id=a["id"])
+        with_b = await said(u, "The cabin wifi password is heron-b.", agent_id=b["id"])
+        no_agent = await said(u, "The cabin wifi password is otter-none.")
+        theirs = await said(v, "The cabin wifi password is lynx-v.", agent_id=a["id"])
+        every = {with_a, with_b, no_agent, theirs}
+
+        async def recalled(**conv) -> set[str]:
+            cid = await make_conv(rt.db, u.id, **conv)
+            await append_chain(rt.db, u.id, cid, _filler(120))
+            [q] = await append_chain(
+                rt.db, u.id, cid, [("user", "What's the cabin wifi password?")]
+            )
+            rep = (await _context(rt, u, cid, q)).report
+            assert rep["recall"]["scope"] == "memory_scope"
+            ids = set(rep["recall_message_ids"])
+            async with rt.db.read() as c:
+                rows = (await c.execute(t.messages.select().where(t.messages.c.id.in_(ids)))).all()
+            assert rows and all(r.user_id == u.id for r in rows)
+            return ids & every
+
+        assert await recalled(agent_id=a["id"]) == {with_a}
+        assert await recalled() == {no_agent}
+    finally:
+        await rt.db.dispose()
+
+
+async def test_a_message_covered_by_a_summary_is_recalled_verbatim(db_url):
+    """Compaction summarised the start of the conversation: the fact said there is no longer in
+    the verbatim tail, yet recall brings the message itself back, with its score in the report."""
+    from chatmem.context import compaction as cp
+
+    rt = await _runtime(db_url)
+    try:
+        u = await make_user(rt.db, "summarised@example.com")
+        cid = await make_conv(rt.db, u.id)
+        [fact, answer] = await append_chain(
+            rt.db,
+            u.id,
+            cid,
+            [
+                ("user", "My sister Lena works as a glassblower in Murano."),
+                ("assistant", "A glassblower! That must be beautiful work."),
+            ],
+        )
+        await append_chain(rt.db, u.id, cid, _filler(150))
+        res = await cp.compact(
+            rt.db,
+            conversation_id=cid,
+            user_id=u.id,
+            settings=rt.settings,
+            model=demo_model(1024, 128),
+            summarizer=cp.ExtractiveSummarizer(C),
+        )
+        assert res.compacted and res.chain[0]["from_message_id"] == fact
+        [q] = await append_chain(rt.db, u.id, cid, [("user", "What does Lena do for a living?")])
+        rep = (await _context(rt, u, cid, q)).report
+        assert rep["summary_block_ids"]  # the fact's range is summarised …
+        assert fact not in rep["message_ids"]  # … and not verbatim …
+        assert rep["recall_message_ids"][:2] == [fact, answer]  # … but recalled
+        [sec] = [s for s in rep["sections"] if s["name"] == "recall"]
+        assert sec["message_ids"] == rep["recall_message_ids"]
+        hit = next(h for h in sec["hits"] if h["id"] == fact)
+        assert hit["score"] > 0 and hit["conversation_id"] == cid
+        assert [h["score"] for h in sec["hits"]] == sorted(
+            (h["score"] for h in sec["hits"]), reverse=True
+        )
+    finally:
+        await rt.db.dispose()
+
+
+async def test_recall_fuses_the_vector_ranking_when_an_embedder_is_configured(db_url, monkeypatch):
+    """With an embedder (registered as an entry point, embedded by the background job), a
+    paraphrased question that shares no word with its answer recalls it through the vector
+    ranking; without the query's vector the same turn falls back to full text and does not."""
+    from importlib.metadata import EntryPoint
+
+    from chatmem.embeddings import jobs as ejobs
+    from chatmem.embeddings import registry
+
+    from .embed_support import drain, running_app
+
+    ep = EntryPoint("concepts", "tests.embed_support:ConceptEmbedder", registry.GROUP)
+    real = registry.available
+    monkeypatch.setattr(registry, "available", lambda: {**real(), "concepts": ep})
+    settings = make_settings(
+        db_url, embedder="concepts", embedding_debounce_ms=0, run_worker=False, recall_fill=False
+    )
+    async with running_app(settings, "vectors@example.com") as (rt, api):
+        u = Principal(id=api.id, email=api.email)
+        cid = await make_conv(rt.db, u.id)
+        [fact, _] = await append_chain(
+            rt.db,
+            u.id,
+            cid,
+            [("user", "I am learning Swahili with an app"), ("assistant", "Nice!")],
+        )
+        await append_chain(rt.db, u.id, cid, _filler(150))
+        [q] = await append_chain(rt.db, u.id, cid, [("user", "Which language am I studying?")])
+        async with rt.db.write() as c:
+            assert await ejobs.schedule_embedding(c, cid)
+        await drain(rt)
+        await ctx.warm_query(rt, user_id=u.id, conversation_id=cid, message_id=q)
+        rep = (await _context(rt, u, cid, q)).report
+        assert fact not in rep["message_ids"]
+        assert fact in rep["recall_message_ids"], rep["recall"]
+        [sec] = [s for s in rep["sections"] if s["name"] == "recall"]
+        assert sec["hits"][0]["id"] == fact  # the only hit: no word in common
+        rt.embeddings._queries.clear()  # no query vector this turn: full text alone
+        rep = (await _context(rt, u, cid, q)).report
+        assert fact not in rep["recall_message_ids"]

@@ -103,6 +103,41 @@ async def test_like_wildcards_are_literal(app, new_user):
     assert other not in {h["id"] for h in (await _search(u, "a_b"))["messages"]}
 
 
+async def test_query_syntax_of_either_engine_is_plain_words(app, new_user):
+    """FTS5 and tsquery operators, column filters, quotes and prefixes in ``q`` are words, never
+    syntax: no error, and no way out of the caller's scope (another user's scope token named as
+    a column filter finds nothing of theirs)."""
+    u, v = await new_user(), await new_user()
+    cid = await new_conv(u, "plain")
+    zebra, near = await insert_chain(
+        app,
+        cid,
+        [
+            {"role": "user", "text": "the zebra grazes near the river"},
+            {"role": "user", "text": "NEAR and OR and NOT are words too"},
+        ],
+    )
+    await insert_chain(app, await new_conv(v), [{"role": "user", "text": "zebra of v"}])
+    v_token = v.id.replace("_", "").lower()
+    for q in (
+        '"zebra',
+        "zebra*",
+        "zebra:*",
+        "'zebra'",
+        "(zebra",
+        "^zebra",
+        "-zebra",
+        "zebra & !river",
+        "zebra <-> river",
+        "NEAR(zebra river)",
+        "grazes NEAR zebra",
+    ):  # every word is in the zebra message: found as words
+        assert [h["id"] for h in (await _search(u, q))["messages"]] == [zebra], q
+    for q in ("{body} zebra", "body:zebra", f"zebra OR scope:{v_token}", f"scope : {v_token}"):
+        assert (await _search(u, q))["messages"] == [], q  # "body", "scope": words too
+    assert [h["id"] for h in (await _search(u, "NOT OR"))["messages"]] == [near]
+
+
 async def test_exclusions_and_isolation(app, new_user):
     u, v = await new_user(), await new_user()
     visible = await new_conv(u, "zebra visible")
