@@ -219,3 +219,34 @@ def test_property_never_over_budget_and_newest_kept(
     kept = out.report["message_ids"]
     assert kept == [h.id for h in history[len(history) - len(kept) :]]  # a contiguous tail
     assert sum(s["tokens"] for s in out.report["sections"]) == out.report["total_tokens"]
+
+
+def test_dates_are_shown_when_the_tail_spans_days():
+    """Imported history keeps its dates: a tail over several days states today's date in the
+    system message and marks each message that starts a new day (the first one kept too, though
+    it starts mid-day); a tail of one day, with nothing recalled, shows no dates."""
+    day, now = 86_400_000, 1_718_445_600_000  # 2024-06-15T10:00Z
+
+    def item(i: int, at: int) -> asm.HistoryItem:
+        role = "user" if i % 2 == 0 else "assistant"
+        return asm.HistoryItem(f"m{i}", role, f"message {i} " + "lorem ipsum " * 20, at)
+
+    t0 = now - 30 * day
+    h = [item(i, t0 + (i // 20) * day + i) for i in range(60)]  # 20 messages a day, 3 days
+    out = run(asm.ContextInput(system_prompt="SYS", history=h, now_ms=now))
+    ids = out.report["message_ids"]
+    assert 20 < len(ids) < 40 and ids[-1] == "m59"  # the tail starts on the second day
+    system, *rest = out.messages
+    assert system.content == "SYS\nCurrent date: 2024-06-15."
+    marked = [m.content.split("\n", 1)[0] for m in rest if m.content.startswith("[")]
+    assert marked == ["[2024-05-17]", "[2024-05-18]"]
+    assert rest[0].content.startswith("[2024-05-17]\nmessage ")
+    assert next(m for m in rest if m.content.startswith("[2024-05-18]")).content.startswith(
+        "[2024-05-18]\nmessage 40 "
+    )
+    assert out.report["total_tokens"] == total(out.messages) <= 2048 - 256
+
+    same_day = [item(i, t0 + i) for i in range(60)]
+    out = run(asm.ContextInput(system_prompt="SYS", history=same_day, now_ms=now), window=4096)
+    assert out.messages[0].content == "SYS"
+    assert not any(m.content.startswith("[") for m in out.messages)
