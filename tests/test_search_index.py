@@ -81,10 +81,16 @@ async def test_index_follows_every_write(app, new_user):
     assert len(await find(db, u.id, [fork_id], "tabby")) == 2
     assert await indexed_ids(db) == await expected_ids(db)
 
-    # deleting a round and a whole conversation removes their entries
+    # deleting a round (the question and every answer variant: a regenerated branch too) and a
+    # whole conversation removes their entries
+    [variant] = await insert_chain(
+        app, cid, [{"role": "assistant", "text": "a tabby variant"}], parent=q["id"]
+    )
+    assert await find(db, u.id, [cid], "variant") == {variant}
     r = await u.client.delete(f"/api/conversations/{cid}/messages/{q['id']}")
     assert r.status_code == 200, r.text
     assert await find(db, u.id, [cid], "tabby") == {s}
+    assert await find(db, u.id, [cid], "variant") == set()
     assert await indexed_ids(db) == await expected_ids(db)
     assert (await u.client.delete(f"/api/conversations/{cid}")).status_code == 204
     assert await find(db, u.id, [cid], "tabby") == set()
