@@ -246,6 +246,7 @@ class Database:
         if wait > 0:
             await asyncio.sleep(wait)
         self._checkpointed_at = time.monotonic()
+        assert self._sqlite_file is not None  # only scheduled for a file database (_after_write)
         self._checkpoint_run = asyncio.get_running_loop().run_in_executor(
             None, _checkpoint, self._sqlite_file
         )

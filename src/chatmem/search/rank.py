@@ -86,8 +86,8 @@ def bm25(
         s = 0.0
         # the text's few query terms (not every term of the query), summed in the query's order
         for q in sorted(tf, key=place.__getitem__) if len(tf) > 1 else tf:
-            f = tf[q]
-            s += qw[q] * f * (K1 + 1) / (f + norm)
+            n = tf[q]
+            s += qw[q] * n * (K1 + 1) / (n + norm)
         if s > 0:
             out.append(Scored(i, s))
     out.sort(key=lambda x: x.id, reverse=True)  # ties: the later id first (a stable sort keeps
