@@ -146,34 +146,7 @@ async def _lexical(
     made in an earlier turn is reused while it is still good (``memo``, ``search/df_memo.py``)."""
     if not weights and not fill:
         return [], [], {}, 0
-    guessed = _guessed(weights, fill, scope_size, sample)
-    follow_up = [t for t, w in weights.items() if w < 1.0]
-    caps = {t: WEAK_DF_CAP for t in follow_up if t not in guessed}
-    wanted = [t for t in [*weights, *fill] if t not in guessed]
-    key = (opts.config, *scope)
-    kept = {}
-    if memo is not None and scope_size:
-        for t in wanted:
-            got = memo.get(key, t, cap=caps.get(t, DF_CAP), size=scope_size)
-            if got is not None:
-                kept[t] = got
-    n_docs, df = await index.frequencies(
-        c,
-        scope,
-        [t for t in wanted if t not in kept],
-        scope_size=scope_size,
-        config=opts.config,
-        cap=DF_CAP,
-        caps=caps,
-    )
-    # counted just now, below the cap: exact in this transaction (a kept or guessed one is not)
-    exact = {t: n for t, n in df.items() if n < caps.get(t, DF_CAP)}
-    if memo is not None and scope_size:
-        for t, n in df.items():
-            memo.put(key, t, n, cap=caps.get(t, DF_CAP), size=scope_size)
-    df.update(kept)
-    n_docs = max(n_docs, *kept.values()) if kept else n_docs
-    df.update(guessed)
+    df, n_docs, exact, caps = await _counts(c, scope, weights, fill, opts, scope_size, sample, memo)
     own = [t for t in weights if weights[t] >= 1.0 and df.get(t)]
     present = own or [t for t in weights if df.get(t)]
     present.sort(key=lambda t: (df[t], t))
@@ -209,6 +182,43 @@ async def _lexical(
             whole=_all_fit(common, exact, per_term),
         )
     return ids, extra, df, n_docs
+
+
+async def _counts(
+    c, scope, weights: dict[str, float], fill: list[str], opts: Options, scope_size, sample, memo
+) -> tuple[dict, int, dict[str, int], dict[str, int]]:
+    """(document frequencies, scope size, the counts made exactly in this transaction, the
+    per-term count caps) of ``_lexical``'s terms: estimated (``_guessed``), kept from an earlier
+    turn (``memo``) or counted now, up to ``DF_CAP`` (``WEAK_DF_CAP`` for the turn before's words)."""
+    guessed = _guessed(weights, fill, scope_size, sample)
+    follow_up = [t for t, w in weights.items() if w < 1.0]
+    caps = {t: WEAK_DF_CAP for t in follow_up if t not in guessed}
+    wanted = [t for t in [*weights, *fill] if t not in guessed]
+    key = (opts.config, *scope)
+    kept = {}
+    if memo is not None and scope_size:
+        for t in wanted:
+            got = memo.get(key, t, cap=caps.get(t, DF_CAP), size=scope_size)
+            if got is not None:
+                kept[t] = got
+    n_docs, df = await index.frequencies(
+        c,
+        scope,
+        [t for t in wanted if t not in kept],
+        scope_size=scope_size,
+        config=opts.config,
+        cap=DF_CAP,
+        caps=caps,
+    )
+    # counted just now, below the cap: exact in this transaction (a kept or guessed one is not)
+    exact = {t: n for t, n in df.items() if n < caps.get(t, DF_CAP)}
+    if memo is not None and scope_size:
+        for t, n in df.items():
+            memo.put(key, t, n, cap=caps.get(t, DF_CAP), size=scope_size)
+    df.update(kept)
+    n_docs = max(n_docs, *kept.values()) if kept else n_docs
+    df.update(guessed)
+    return df, n_docs, exact, caps
 
 
 def _all_fit(terms, exact: Mapping[str, int], per_term: int) -> set[str]:

@@ -404,6 +404,42 @@ _PLAN_RI_CHECKS = (
 )
 
 
+def _copies(c: AsyncConnection, conv_id: str, start: str, cut: int, block, new_conv, user_id, cols):
+    """The SELECT of ``copy_path``'s INSERT: the path's rows at positions ≥ ``cut`` as their
+    copies (ids from ``block``, parents and jump pointers mapped into it), root first."""
+    head, low = block
+    path = _path_cte(conv_id, start, None, ("id", "parent_id", "depth"), floor=cut)
+    m = t.messages.alias("src")
+    up = func.lead(path.c.depth).over(order_by=path.c.n)  # the parent's position
+    lowest = func.min(path.c.depth).over()  # the lowest copied position: the copy's root is at 0
+    # the windows run over the walk's narrow rows; the wide source rows are joined after
+    walk = (
+        select(path.c.id, path.c.depth.label("pos"), up.label("up"), lowest.label("lowest"))
+        .where(path.c.depth >= cut)
+        .subquery("walk")
+    )
+    w = walk.c
+    rows = (
+        select(w.pos, w.up, w.lowest, *(m.c[k] for k in _COPY_READ))
+        .join_from(walk, m, m.c.id == w.id)
+        .subquery("rows")
+    )
+    r = rows.c
+    # the copies' jump pointers: the copy of the source's jump when it lies in the copied span
+    jumps = and_(r.jump_id.is_not(None), r.jump_depth >= r.lowest, r.jump_depth < r.pos)
+    return select(
+        _block_id(c, head, low, r.pos - cut),
+        literal(new_conv.id),
+        case((r.up.is_(None), None), else_=_block_id(c, head, low, r.up - cut)),
+        r.pos - r.lowest,
+        literal(user_id),
+        literal(new_conv.agent_id),
+        case((jumps, _block_id(c, head, low, r.jump_depth - cut)), else_=None),
+        case((jumps, r.jump_depth - r.lowest), else_=None),
+        *(r[k] for k in cols),
+    ).order_by(r.pos)  # root first: the new ids, parents and times ascend (see copy_path)
+
+
 async def copy_path(
     c: AsyncConnection, conv_id: str, start: str, limit: int, new_conv, user_id: str
 ) -> tuple[str | None, int]:
@@ -436,36 +472,7 @@ async def copy_path(
     cut = max(0, top_pos + 1 - limit)
     head, low = id_block("msg", top_pos + 1 - cut)
     cols = [k for k in _ALL if k not in _FORK_SET]
-    path = _path_cte(conv_id, start, None, ("id", "parent_id", "depth"), floor=cut)
-    m = t.messages.alias("src")
-    up = func.lead(path.c.depth).over(order_by=path.c.n)  # the parent's position
-    lowest = func.min(path.c.depth).over()  # the lowest copied position: the copy's root is at 0
-    # the windows run over the walk's narrow rows; the wide source rows are joined after
-    walk = (
-        select(path.c.id, path.c.depth.label("pos"), up.label("up"), lowest.label("lowest"))
-        .where(path.c.depth >= cut)
-        .subquery("walk")
-    )
-    w = walk.c
-    rows = (
-        select(w.pos, w.up, w.lowest, *(m.c[k] for k in _COPY_READ))
-        .join_from(walk, m, m.c.id == w.id)
-        .subquery("rows")
-    )
-    r = rows.c
-    # the copies' jump pointers: the copy of the source's jump when it lies in the copied span
-    jumps = and_(r.jump_id.is_not(None), r.jump_depth >= r.lowest, r.jump_depth < r.pos)
-    sel = select(
-        _block_id(c, head, low, r.pos - cut),
-        literal(new_conv.id),
-        case((r.up.is_(None), None), else_=_block_id(c, head, low, r.up - cut)),
-        r.pos - r.lowest,
-        literal(user_id),
-        literal(new_conv.agent_id),
-        case((jumps, _block_id(c, head, low, r.jump_depth - cut)), else_=None),
-        case((jumps, r.jump_depth - r.lowest), else_=None),
-        *(r[k] for k in cols),
-    ).order_by(r.pos)  # root first: the new ids, parents and times ascend (see below)
+    sel = _copies(c, conv_id, start, cut, (head, low), new_conv, user_id, cols)
     stmt = insert(t.messages).from_select([*_FORK_SET, *cols], sel)
     pg = c.dialect.name == "postgresql"
     if pg:  # the copies' foreign-key checks reuse their plans (_PLAN_RI_CHECKS)
