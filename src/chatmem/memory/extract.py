@@ -303,8 +303,9 @@ Record only stable, explicit information the user stated about themselves in the
 (identity, location, preferences, habits, schedule, goals, constraints such as allergies or things
 the assistant must not do). Skip greetings, questions, hypotheticals ("if I lived in …"),
 encouragement ("don't give up"), anything the assistant said or invented, facts about other people,
-and memories that already exist unchanged. A constraint is only an instruction the user gives the
-assistant about its replies ("don't use emojis"). Split "X and Y" into one memory each.
+and memories that already exist unchanged. A "don't …" or "stop …" is a constraint only when it
+instructs the assistant about its replies ("don't use emojis"), never advice or encouragement
+("don't give up on your dreams"). Split "X and Y" into one memory each.
 Each message shows its date: resolve relative times ("last month", "next week", 上个月, 明天)
 against that date into valid_from/valid_until; never leave them in memory_text.
 If a message updates an existing memory (same subject, new value), reuse that memory's slot and set
