@@ -11,6 +11,7 @@ from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
+from ..db.engine import reuse_key_check_plans
 from ..errors import found
 
 A = t.agents.c
@@ -74,4 +75,5 @@ async def conversation_ids(c: AsyncConnection, user_id: str, agent_id: str) -> l
 
 
 async def delete_agent(c: AsyncConnection, agent_id: str) -> None:
-    await c.execute(delete(t.agents).where(A.id == agent_id))
+    async with reuse_key_check_plans(c):  # its conversations' messages go by cascade
+        await c.execute(delete(t.agents).where(A.id == agent_id))

