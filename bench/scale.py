@@ -14,6 +14,10 @@ machine load), it times:
   delete     delete_round of a round near the root vs near the leaf (the round's children are
              reattached; nothing below them is rewritten)           near-root ÷ near-leaf ≤ 3
   fork       fork of the 10,000-message path                                          ≤ 0.2 s
+  del conv   delete a 10,000-message conversation (each fork made above), as the service does
+             it vs the same with the engine's plan mode kept for its cascades (the code before
+             ``reuse_key_check_plans``: PostgreSQL planned each message's ON DELETE queries
+             again); both sides alternate in one loop, so they see the same table and load
 
 PostgreSQL runs when CHATMEM_BENCH_POSTGRES_URL or CHATMEM_TEST_POSTGRES_URL names a server
 (the bench creates and drops its own databases).
@@ -29,8 +33,9 @@ import statistics
 import sys
 import tempfile
 import time
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, asynccontextmanager, nullcontext
 from pathlib import Path
+from unittest.mock import patch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -39,6 +44,7 @@ from sqlalchemy import insert
 
 from chatmem.auth.models import Principal
 from chatmem.conversations import dag, service
+from chatmem.conversations import store as conv_store
 from chatmem.conversations.wire import ForkIn
 from chatmem.db import schema as t
 from chatmem.db.clock import now_ms
@@ -55,6 +61,7 @@ CONV_LEN = 100  # background conversations are chains of this many messages
 DEPTH = 10_000
 CHUNK = 5_000
 OLD = 24 * 3600 * 1000  # event rows this old are prunable
+FORK_REPS = 5  # reps that fork (twice) and delete both copies (one each way)
 
 
 def _msg(cid, uid, parent, depth, created, role=None, status="complete"):
@@ -202,6 +209,31 @@ async def _prune_batch(db: Database, state: dict) -> tuple[float, float]:
     return t2 - t0, t2 - t1
 
 
+@asynccontextmanager
+async def _engine_mode(_c):
+    """The code before ``reuse_key_check_plans``: the cascades run with the engine's mode."""
+    yield
+
+
+async def _delete_conv(db: Database, p: Principal, cid: str, old: bool) -> float:
+    with patch.object(conv_store, "reuse_key_check_plans", _engine_mode) if old else nullcontext():
+        return await _timed(service.delete_conversation(db, p, cid))
+
+
+async def _forks_deleted(db: Database, p: Principal, cid: str, o: dict, i: int) -> None:
+    """Two forks of the deep path (timed), then both copies deleted: one as the service does
+    it, one the old way, in alternating order."""
+    copies = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        copies.append((await service.fork(db, p, cid, ForkIn()))["id"])
+        o["fork"].append(time.perf_counter() - t0)
+    for old in (True, False) if i % 2 else (False, True):
+        o["del_conv_old" if old else "del_conv"].append(
+            await _delete_conv(db, p, copies.pop(), old)
+        )
+
+
 async def _sweep(db: Database) -> None:
     async with db.read() as c:
         rows = (await c.execute(orphans_query(now_ms()))).all()
@@ -222,6 +254,8 @@ async def measure(dbs: dict[int, Database], states: dict[int, dict], reps: int) 
                 "delete_root",
                 "delete_leaf",
                 "fork",
+                "del_conv",
+                "del_conv_old",
             )
         }
         for n in dbs
@@ -243,8 +277,8 @@ async def measure(dbs: dict[int, Database], states: dict[int, dict], reps: int) 
             for end in ("root", "leaf"):
                 mid = s["rounds"][end][i % len(s["rounds"][end])]
                 o[f"delete_{end}"].append(await _timed(service.delete_round(db, p, cid, mid)))
-            if i < 5:
-                o["fork"].append(await _timed(service.fork(db, p, cid, ForkIn())))
+            if i < FORK_REPS:
+                await _forks_deleted(db, p, cid, o, i)
     return out
 
 
@@ -270,6 +304,12 @@ def report(name: str, out: dict) -> list[tuple[str, float, float]]:
             r = _med(out[n][f"{op}_root"]) / _med(out[n][f"{op}_leaf"])
             rows.append((f"{name} {op} near-root ÷ near-leaf @{n // 1000}k", r, 3.0))
         rows.append((f"{name} fork 10k messages (s) @{n // 1000}k", _med(out[n]["fork"]), 0.2))
+    for n in sizes:
+        new, old = _med(out[n]["del_conv"]), _med(out[n]["del_conv_old"])
+        print(
+            f"  {name} delete a 10k-message conversation @{n // 1000}k: {new * 1e3:.0f} ms "
+            f"(engine's plan mode for its cascades: {old * 1e3:.0f} ms, old ÷ new {old / new:.2f})"
+        )
     longest = max(max(out[n]["prune_write"]) for n in sizes)
     print(f"  longest pruning write transaction: {longest * 1e3:.1f} ms")
     for label, value, target in rows:
