@@ -322,8 +322,9 @@ async def reuse_key_check_plans(c: AsyncConnection) -> AsyncIterator[None]:
 
     PostgreSQL runs those per-row queries with saved plans, and the engine's
     ``plan_cache_mode = force_custom_plan`` (``Database``) made it plan each one again for every
-    row: deleting a 10,000-message conversation cascades ~8 queries per message (~1 s instead of
-    ~0.45 s), inserting 10,000 messages checks 4 keys per row (370 ms instead of 120 in a fork).
+    row: deleting a 10,000-message conversation cascades ~8 queries per message (1.0–1.9 s
+    instead of 0.55–0.95 in bench/scale.py), a fork's 10,000 copies check 4 keys each (370 ms
+    instead of 120); docs/data-model.md has the other bulk writes' figures.
     The block runs with the default mode (``auto``: generic plans once they cost no more); after
     it, the engine's setting is back for the rest of the transaction (``SET LOCAL … DEFAULT``
     is the connection's setting). Keep in the block only statements whose own plan is the same
