@@ -62,6 +62,7 @@ from .portability import routes as portability_routes
 from .projects import routes as projects_routes
 from .providers.registry import Registry
 from .runtime import Runtime
+from .search import config_check
 from .search import routes as search_routes
 from .sharing import routes as sharing_routes
 from .threads import routes as threads_routes
@@ -195,6 +196,8 @@ def create_runtime(settings: Settings, *, db: Database | None = None) -> Runtime
     )
     rt.before_turn = memory_hooks.before_turn
     rt.memory_source = memory_hooks.make_memory_source(rt)
+    # first: refuse a search configuration the index was not built with (search/config_check)
+    rt.services.append(config_check.StartupCheck(db_, settings.search_config))
     rt.services.append(rt.generation)
     rt.services.append(Sweeper(rt))
     if settings.run_worker:  # `chatmem serve` unless --no-worker, and `chatmem worker`

@@ -105,7 +105,10 @@ class Settings(BaseSettings):
     inline_compaction: bool = True  # compact before the model call when the backlog demands it
 
     # full-text index and recall
-    search_config: str = "simple"  # PostgreSQL text search configuration (read by migration 0008)
+    # PostgreSQL text search configuration: migration 0008 bakes it into the message index, so it
+    # is chosen before the first migration and never changed — start-up refuses a value other
+    # than the index's (search/config_check.py); SQLite ignores it
+    search_config: str = "simple"
     recall_enabled: bool = True
     recall_scope: str = "conversation"  # conversation | memory_scope (the user's other chats too)
     recall_share: float = 0.6  # the most of the prompt limit recall may take (if its hits need it)

@@ -26,7 +26,7 @@ from ..errors import ApiError
 from ..observability import logs
 from . import ops, portability
 from .bootstrap import first_start, login_link
-from .ops import checked, ensure_database, load_settings, migrate_or_exit
+from .ops import checked, ensure_database, load_settings, prepare_or_exit
 
 app = typer.Typer(
     no_args_is_help=True, add_completion=False, help="chatmem: a chat backend for LLM products."
@@ -72,7 +72,7 @@ async def _with_db(fn):
 def migrate() -> None:
     """Create or upgrade the database schema."""
     s = checked(load_settings())
-    migrate_or_exit(s.database_url)
+    prepare_or_exit(s)
     console.print(f"migrated {s.database_url}")
 
 
@@ -105,7 +105,7 @@ def serve(
             ops.EXIT_CONFIG,
         )
     logs.configure(s.log_level, s.log_format)
-    migrate_or_exit(s.database_url)
+    prepare_or_exit(s)
     _run(first_start(s))
     if n > 1:
         # each worker process builds its own app from the environment (uvicorn's factory):
@@ -156,7 +156,7 @@ def worker() -> None:
     """Run background jobs (and the stale-turn sweeper) without serving HTTP."""
     s = checked(load_settings(run_worker=True))
     logs.configure(s.log_level, s.log_format)
-    migrate_or_exit(s.database_url)
+    prepare_or_exit(s)
 
     async def run() -> None:
         rt = create_runtime(s)

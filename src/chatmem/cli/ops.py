@@ -9,6 +9,8 @@ Guards, so a mistake is one clear line and an exit code, never a traceback:
 - ``migrate_or_exit``: what ``serve``, ``worker`` and ``migrate`` run — they create the SQLite
   file or the schema when there is none (``make serve`` on a fresh machine just works); a
   database that cannot be reached → exit 1 with the reason;
+- ``prepare_or_exit``: ``migrate_or_exit``, then the full-text index must have been built with
+  ``CHATMEM_SEARCH_CONFIG`` (PostgreSQL; ``search/config_check.py``) — else exit 2 naming both;
 - ``ensure_database``: every other command (users, keys, import, export …) needs a database that
   exists: where there is none it says so and exits 1 instead of creating an empty one. One at an
   older schema is migrated forward first, as before.
@@ -16,6 +18,7 @@ Guards, so a mistake is one clear line and an exit code, never a traceback:
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Annotated
@@ -29,6 +32,7 @@ from ..db import migrate
 from ..db.engine import Database
 from ..ops import backup as backups
 from ..ops import config as opsconfig
+from ..search import config_check
 
 console = Console()
 err = Console(stderr=True)
@@ -73,6 +77,26 @@ def migrate_or_exit(url: str) -> None:
         migrate.upgrade(url)
     except Exception as e:
         raise _unreachable(url, e) from None
+
+
+async def _search_config_problem(s: Settings) -> str | None:
+    db = Database(s.database_url)
+    try:
+        return await config_check.problem(db, s.search_config)
+    finally:
+        await db.dispose()
+
+
+def prepare_or_exit(s: Settings) -> None:
+    """Create or upgrade the schema, then refuse (exit 2) a ``CHATMEM_SEARCH_CONFIG`` other than
+    the one the index was built with (``serve``, ``worker``, ``migrate``)."""
+    migrate_or_exit(s.database_url)
+    try:
+        found = asyncio.run(_search_config_problem(s))
+    except Exception as e:
+        raise _unreachable(s.database_url, e) from None
+    if found:
+        raise fail(found, EXIT_CONFIG)
 
 
 async def ensure_database(url: str) -> None:

@@ -15,7 +15,8 @@ SQL function registered on every connection — recomputes exactly.
 PostgreSQL: a stored generated ``tsvector`` column with a GIN index, and ``chatmem_cjk_terms`` as an
 immutable SQL function equivalent to the Python one. The text-search configuration of the text part
 is ``CHATMEM_SEARCH_CONFIG`` at migration time (``simple`` by default, which neither stems nor drops
-words, so non-English text is not mangled); queries use the same setting.
+words, so non-English text is not mangled); queries use the same setting (start-up checks the
+two agree: ``search/config_check.py``).
 
 Existing rows are indexed by the migration itself.
 
