@@ -94,6 +94,26 @@ def pg_url():
     _run(_pg_exec(_with_db(admin, "postgres"), f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
+@pytest.fixture
+def pg_english_url(monkeypatch):
+    """A throw-away PostgreSQL database migrated with ``CHATMEM_SEARCH_CONFIG=english`` (left
+    set for the test; dropped after): the text-search configuration is fixed at migration."""
+    admin = _pg_admin_url()
+    if not admin:
+        pytest.skip(f"{PG_ENV} not set (PostgreSQL tests run in CI)")
+    name = f"chatmem_test_english_{uuid.uuid4().hex[:8]}"
+    _run(_pg_exec(_with_db(admin, "postgres"), f'CREATE DATABASE "{name}"'))
+    url = _with_db(admin, name)
+    try:
+        monkeypatch.setenv("CHATMEM_SEARCH_CONFIG", "english")
+        upgrade(url)
+        yield url
+    finally:
+        _run(
+            _pg_exec(_with_db(admin, "postgres"), f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        )
+
+
 @pytest.fixture(scope="session")
 def sqlite_template(tmp_path_factory):
     path = tmp_path_factory.mktemp("tmpl") / "template.db"

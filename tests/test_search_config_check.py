@@ -13,10 +13,9 @@ import pytest
 
 from chatmem.app import create_app, create_runtime
 from chatmem.db.engine import Database
-from chatmem.db.migrate import upgrade
 from chatmem.search import config_check, config_store
 
-from .conftest import _pg_admin_url, _pg_exec, _run, _with_db, make_settings
+from .conftest import make_settings
 from .embed_support import running_app, say
 from .servers import CHATMEM, chatmem_env
 
@@ -103,38 +102,26 @@ def _cli(args: list[str], url: str, cfg: str) -> subprocess.CompletedProcess:
     return subprocess.run([CHATMEM, *args], env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_postgres_refuses_a_configuration_other_than_the_index(monkeypatch):
+def test_postgres_refuses_a_configuration_other_than_the_index(monkeypatch, pg_english_url):
     """A database migrated with ``english``: ``simple`` in the settings stops the app's lifespan,
     the runtime (``chatmem worker``'s path) and ``chatmem migrate``/``serve`` (exit 2, both values
     and the fix on stderr, no traceback); ``english`` runs."""
-    admin = _pg_admin_url()
-    if not admin:
-        pytest.skip("CHATMEM_TEST_POSTGRES_URL not set")
-    name = f"chatmem_test_cfgchk_{uuid.uuid4().hex[:8]}"
-    _run(_pg_exec(_with_db(admin, "postgres"), f'CREATE DATABASE "{name}"'))
-    url = _with_db(admin, name)
-    try:
-        monkeypatch.setenv("CHATMEM_SEARCH_CONFIG", "english")
-        upgrade(url)
-        monkeypatch.delenv("CHATMEM_SEARCH_CONFIG")
-        wrong = make_settings(url, run_worker=False)  # the default, simple
-        assert wrong.search_config == "simple"
-        with pytest.raises(config_check.SearchConfigMismatch) as e:
-            asyncio.run(_app_start(wrong))
-        assert "'simple'" in str(e.value) and "'english'" in str(e.value)
-        with pytest.raises(config_check.SearchConfigMismatch):
-            asyncio.run(_runtime_start(wrong))
-        english = make_settings(url, run_worker=False, search_config="english")
-        asyncio.run(_app_searches(english))
-        asyncio.run(_runtime_start(english))
-        for args in (["migrate"], ["serve", "--port", "1"]):
-            r = _cli(args, url, "simple")
-            assert r.returncode == 2, (args, r.stdout, r.stderr)
-            assert "CHATMEM_SEARCH_CONFIG is 'simple'" in r.stderr
-            assert "built with 'english'" in r.stderr and "Traceback" not in r.stderr
-        r = _cli(["migrate"], url, "english")
-        assert r.returncode == 0, r.stderr
-    finally:
-        _run(
-            _pg_exec(_with_db(admin, "postgres"), f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        )
+    url = pg_english_url
+    monkeypatch.delenv("CHATMEM_SEARCH_CONFIG")
+    wrong = make_settings(url, run_worker=False)  # the default, simple
+    assert wrong.search_config == "simple"
+    with pytest.raises(config_check.SearchConfigMismatch) as e:
+        asyncio.run(_app_start(wrong))
+    assert "'simple'" in str(e.value) and "'english'" in str(e.value)
+    with pytest.raises(config_check.SearchConfigMismatch):
+        asyncio.run(_runtime_start(wrong))
+    english = make_settings(url, run_worker=False, search_config="english")
+    asyncio.run(_app_searches(english))
+    asyncio.run(_runtime_start(english))
+    for args in (["migrate"], ["serve", "--port", "1"]):
+        r = _cli(args, url, "simple")
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        assert "CHATMEM_SEARCH_CONFIG is 'simple'" in r.stderr
+        assert "built with 'english'" in r.stderr and "Traceback" not in r.stderr
+    r = _cli(["migrate"], url, "english")
+    assert r.returncode == 0, r.stderr

@@ -456,79 +456,66 @@ async def test_newest_hits_read_at_once_what_the_three_reads_read(app, new_user)
             assert (cu in titles) == (limit >= 5 and "old" not in terms)
 
 
-def test_postgres_text_search_configuration_is_chosen_per_deployment(monkeypatch):
+def test_postgres_text_search_configuration_is_chosen_per_deployment(pg_english_url):
     """``CHATMEM_SEARCH_CONFIG=english`` at migration time (and in the settings): the index stems
     English, search finds "runs" in "running", and recall still works — stop words the
     configuration drops ("which", "am", "i") neither fail a turn nor match everything."""
-    import uuid
 
     from chatmem.auth.models import Principal
     from chatmem.context import service as ctx
 
-    from .conftest import _pg_admin_url, _pg_exec, _run, _with_db, make_settings
+    from .conftest import make_settings
     from .ctx_helpers import append_chain, conv_row, demo_model, make_conv
     from .embed_support import running_app
 
-    admin = _pg_admin_url()
-    if not admin:
-        pytest.skip("CHATMEM_TEST_POSTGRES_URL not set")
-    name = f"chatmem_test_cfg_{uuid.uuid4().hex[:8]}"
-    _run(_pg_exec(_with_db(admin, "postgres"), f'CREATE DATABASE "{name}"'))
-    url = _with_db(admin, name)
-    try:
-        monkeypatch.setenv("CHATMEM_SEARCH_CONFIG", "english")
-        upgrade(url)
+    url = pg_english_url
 
-        async def run() -> None:
-            settings = make_settings(url, run_worker=False)
-            assert settings.search_config == "english"  # the same variable as the migration
-            async with running_app(settings, "english@example.com") as (rt, api):
-                u = Principal(id=api.id, email=api.email)
-                cid = await make_conv(rt.db, u.id)
-                [fact, _] = await append_chain(
-                    rt.db,
-                    u.id,
-                    cid,
-                    [("user", "I was running along the rivers"), ("assistant", "Lovely.")],
-                )
-                filler = [
-                    (r, f"Small talk {i} about the weather.")
-                    for i in range(120)
-                    for r in ("user", "assistant")
-                ]
-                await append_chain(rt.db, u.id, cid, filler)
+    async def run() -> None:
+        settings = make_settings(url, run_worker=False)
+        assert settings.search_config == "english"  # the same variable as the migration
+        async with running_app(settings, "english@example.com") as (rt, api):
+            u = Principal(id=api.id, email=api.email)
+            cid = await make_conv(rt.db, u.id)
+            [fact, _] = await append_chain(
+                rt.db,
+                u.id,
+                cid,
+                [("user", "I was running along the rivers"), ("assistant", "Lovely.")],
+            )
+            filler = [
+                (r, f"Small talk {i} about the weather.")
+                for i in range(120)
+                for r in ("user", "assistant")
+            ]
+            await append_chain(rt.db, u.id, cid, filler)
+            async with rt.db.read() as c:
+                tsv = (
+                    await c.execute(
+                        text("SELECT search_tsv::text FROM messages WHERE id = :i"), {"i": fact}
+                    )
+                ).scalar()
+            assert "'run'" in tsv and "'river'" in tsv and "'the'" not in tsv
+            r = await api.client.get("/api/search", params={"q": "runs river"})
+            assert r.status_code == 200, r.text
+            assert [m["id"] for m in r.json()["messages"]] == [fact]
+            # words the configuration drops match nothing (not every message in scope)
+            r = await api.client.get("/api/search", params={"q": "which am"})
+            assert r.status_code == 200 and r.json()["messages"] == [], r.text
+            for question in ("Where did I go running?", "Which am I?"):
+                [q] = await append_chain(rt.db, u.id, cid, [("user", question)])
                 async with rt.db.read() as c:
-                    tsv = (
-                        await c.execute(
-                            text("SELECT search_tsv::text FROM messages WHERE id = :i"), {"i": fact}
-                        )
-                    ).scalar()
-                assert "'run'" in tsv and "'river'" in tsv and "'the'" not in tsv
-                r = await api.client.get("/api/search", params={"q": "runs river"})
-                assert r.status_code == 200, r.text
-                assert [m["id"] for m in r.json()["messages"]] == [fact]
-                # words the configuration drops match nothing (not every message in scope)
-                r = await api.client.get("/api/search", params={"q": "which am"})
-                assert r.status_code == 200 and r.json()["messages"] == [], r.text
-                for question in ("Where did I go running?", "Which am I?"):
-                    [q] = await append_chain(rt.db, u.id, cid, [("user", question)])
-                    async with rt.db.read() as c:
-                        tc = await ctx.build_turn_context(
-                            c,
-                            settings=rt.settings,
-                            conv=await conv_row(rt.db, u.id, cid),
-                            parent_id=q,
-                            model=demo_model(1024, 128),
-                            principal=u,
-                            rt=rt,
-                        )
-                    rep = tc.report
-                    assert "error" not in rep["recall"], rep["recall"]
-                    if question.startswith("Where"):
-                        assert fact in rep["recall_message_ids"], rep["recall"]
+                    tc = await ctx.build_turn_context(
+                        c,
+                        settings=rt.settings,
+                        conv=await conv_row(rt.db, u.id, cid),
+                        parent_id=q,
+                        model=demo_model(1024, 128),
+                        principal=u,
+                        rt=rt,
+                    )
+                rep = tc.report
+                assert "error" not in rep["recall"], rep["recall"]
+                if question.startswith("Where"):
+                    assert fact in rep["recall_message_ids"], rep["recall"]
 
-        asyncio.run(run())
-    finally:
-        _run(
-            _pg_exec(_with_db(admin, "postgres"), f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        )
+    asyncio.run(run())

@@ -155,15 +155,7 @@ async def _lexical(
     ids = []
     if present:
         per_term = max(10, opts.candidates * 4 // len(present))
-        ids = await index.match_each(
-            c,
-            scope,
-            present,
-            per_term=per_term,
-            owner=owner,
-            config=opts.config,
-            whole=_all_fit(present, exact, per_term),
-        )
+        ids = await _match(c, scope, owner, opts, present, per_term, exact)
     common = sorted(
         (t for t in fill if 0 < df.get(t, 0) < caps.get(t, DF_CAP)),
         key=lambda t: df[t],
@@ -172,15 +164,7 @@ async def _lexical(
     if common and opts.fill:
         common = common[:MAX_RANKED_TERMS]
         per_term = max(10, min(FILL_PER_TERM_MAX, opts.fill_to * FILL_OVERSAMPLE // len(common)))
-        extra = await index.match_each(
-            c,
-            scope,
-            common,
-            per_term=per_term,
-            owner=owner,
-            config=opts.config,
-            whole=_all_fit(common, exact, per_term),
-        )
+        extra = await _match(c, scope, owner, opts, common, per_term, exact)
     return ids, extra, df, n_docs
 
 
@@ -219,6 +203,14 @@ async def _counts(
     n_docs = max(n_docs, *kept.values()) if kept else n_docs
     df.update(guessed)
     return df, n_docs, exact, caps
+
+
+async def _match(c, scope, owner, opts: Options, terms, per_term: int, exact) -> list[index.Hit]:
+    """Each term's best ``per_term`` messages in the scope (unranked when all of them fit)."""
+    whole = _all_fit(terms, exact, per_term)
+    return await index.match_each(
+        c, scope, terms, per_term=per_term, owner=owner, config=opts.config, whole=whole
+    )
 
 
 def _all_fit(terms, exact: Mapping[str, int], per_term: int) -> set[str]:
