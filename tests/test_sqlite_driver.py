@@ -48,7 +48,11 @@ async def test_a_lone_read_is_one_trip(sqlite_db, monkeypatch):
         trips.clear()
         async with db.write() as c:
             await c.execute(text("UPDATE users SET email = email WHERE id = 'none'"))
-        assert trips == ["_run", "_run", "commit"]  # BEGIN IMMEDIATE, the UPDATE, COMMIT
+        assert trips == ["_run", "commit"]  # BEGIN IMMEDIATE with the UPDATE, COMMIT
+        trips.clear()
+        async with db.write():  # no statement: no BEGIN, no COMMIT
+            pass
+        assert trips == []
     finally:
         await db.dispose()
 

@@ -163,9 +163,9 @@ class Database:
 
         @event.listens_for(sync_engine, "begin")
         def _on_begin(conn):  # pragma: no cover - exercised by every test
-            mode = conn.info.pop("chatmem_begin", "BEGIN")
-            if mode:  # "" = no transaction (read_once)
-                conn.exec_driver_sql(mode)
+            # "" = no transaction (read_once); else sent with the first statement, in its trip
+            # to aiosqlite's thread (sqlite_driver.OneTripConnection.begin_with)
+            conn.connection.dbapi_connection.begin_with(conn.info.pop("chatmem_begin", "BEGIN"))
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:

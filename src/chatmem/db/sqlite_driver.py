@@ -7,8 +7,12 @@ self-pipe wake-up of the event loop: CPU on both threads and, on a busy machine,
 wait per trip. A demo turn ran ~90 of them for ~23 statements (bench/turn_cost.py).
 
 Here the whole statement is one function run on aiosqlite's thread (``_run``): cursor, execute,
-every row, close — one trip. The rows come back buffered exactly as the adapter buffered them
-before (it always fetched everything at once; chatmem never streams results from SQLite). Errors
+every row, close — one trip. A transaction's ``BEGIN`` / ``BEGIN IMMEDIATE`` (engine.py's
+"begin" hook) is not a trip of its own either: it runs first in its first statement's trip
+(``OneTripConnection.begin_with``), so it takes SQLite's locks at the same point of the work, and a
+transaction that runs no statement sends neither it nor a COMMIT. The rows come back buffered
+exactly as the adapter buffered them before (it always fetched everything at once; chatmem never
+streams results from SQLite). Errors
 are the same sqlite3 exceptions, mapped by the same adapter code. A commit or rollback with no
 transaction open on the sqlite3 connection (autocommit blocks, the pool's reset of a connection it
 takes back) makes no trip at all. Everything else (connect, close, isolation level, a real commit
@@ -52,10 +56,18 @@ class _Ran:
 
 
 def _run(
-    conn: sqlite3.Connection, operation: str, parameters: Any, many: bool, trips: list[int]
+    conn: sqlite3.Connection,
+    begin: str | None,
+    operation: str,
+    parameters: Any,
+    many: bool,
+    trips: list[int],
 ) -> tuple:
-    """On aiosqlite's thread: the statement from cursor to close, rows buffered."""
+    """On aiosqlite's thread: the transaction's deferred BEGIN if any, then the statement from
+    cursor to close, rows buffered."""
     try:
+        if begin:
+            conn.execute(begin)
         cur = conn.cursor()
         try:
             if many:
@@ -89,8 +101,9 @@ class OneTripCursor(AsyncAdapt_aiosqlite_cursor):
         async with adapt._execute_mutex:
             conn = self._connection
             adapt.trips[0] += 1  # this (the event loop's) thread alone writes it
+            begin, adapt.begin = adapt.begin, None
             desc, rowcount, lastrowid, rows = await conn._execute(
-                _run, conn._conn, operation, parameters, many, adapt.trips
+                _run, conn._conn, begin, operation, parameters, many, adapt.trips
             )
         ran = cast(_Ran, self._cursor)
         ran.description, ran.rowcount, ran.lastrowid = desc, rowcount, lastrowid
@@ -113,21 +126,31 @@ class OneTripConnection(AsyncAdapt_aiosqlite_connection):
     a connection holding the write lock. (SQLAlchemy already invalidates a connection whose
     statement was cancelled; the count keeps the skip safe without relying on that.)"""
 
-    __slots__ = ("trips",)
+    __slots__ = ("begin", "trips")
     _cursor_cls = OneTripCursor
 
     def __init__(self, dbapi: Any, connection: Any) -> None:
         super().__init__(dbapi, connection)
         self.trips = [0, 0]  # statements sent to the worker thread, statements it finished
+        #: the transaction's BEGIN, sent with its first statement (``begin_with``)
+        self.begin: str | None = None
+
+    def begin_with(self, statement: str) -> None:
+        """Open the transaction with ``statement`` (``BEGIN`` / ``BEGIN IMMEDIATE``) in the trip
+        of its first statement, not a trip of its own; a transaction that runs no statement
+        never sends it (nor, then, a COMMIT)."""
+        self.begin = statement or None
 
     def _idle(self) -> bool:
         return self.trips[0] == self.trips[1] and not self._connection._conn.in_transaction
 
     def commit(self) -> None:
+        self.begin = None
         if not self._idle():
             super().commit()
 
     def rollback(self) -> None:
+        self.begin = None
         if not self._idle():
             super().rollback()
 
