@@ -38,6 +38,7 @@ INFRASTRUCTURE = frozenset(
         "db/singleton.py",  # service_leases: one process runs the chores
         "db/dialect.py",  # the insert-or-ignore switch every store uses
         "db/sqlite_driver.py",  # the SQLite driver adapter: runs every statement (DBAPI level)
+        "db/hot.py",  # runs the stores' own prebuilt statements on the driver (no SQL of its own)
         "generation/leases.py",  # conversation_generation_leases: who drives a turn
         "generation/events.py",  # stream_events: the replayable event log
         "jobs/queue.py",  # jobs: enqueue (the one call every domain makes in its transaction)

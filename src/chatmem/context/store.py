@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlalchemy import bindparam, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from ..db import hot
 from ..db import schema as t
 from ..db.types import JSONDoc
 
@@ -49,7 +50,8 @@ _ANCESTORS_SQL = text(
 
 async def path_page_rows(c: AsyncConnection, conv_id: str, start: str, limit: int) -> list:
     """Up to ``limit`` message rows from ``start`` towards the root, newest first."""
-    return list((await c.execute(_PAGE_SQL, {"start": start, "cid": conv_id, "lim": limit})).all())
+    rows = await hot.execute(c, _PAGE_SQL, {"start": start, "cid": conv_id, "lim": limit})
+    return list(rows.all())
 
 
 async def parents_of(c: AsyncConnection, ids: set[str]) -> dict[str, str | None]:

@@ -28,6 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ClauseElement
 
+from ..db import hot
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.dialect import unindexed
@@ -47,7 +48,8 @@ async def get_conversation(c: AsyncConnection, user_id: str, cid: str, *, for_up
     workspaces/store.visible); NotFound otherwise."""
     q = _conversation_statement(for_update and c.dialect.name == "postgresql")
     return found(
-        (await c.execute(q, {"b_cid": cid, "b_uid": user_id})).first(), "conversation not found"
+        (await hot.execute(c, q, {"b_cid": cid, "b_uid": user_id})).first(),
+        "conversation not found",
     )
 
 
@@ -90,7 +92,7 @@ async def insert_conversation_row(c: AsyncConnection, user_id: str, **values):
     """Insert a conversation and give its stored row (INSERT … RETURNING, no read-back)."""
     now = values.pop("now", None) or now_ms()
     row = dict(id=new_id("c"), user_id=user_id, created_at=now, updated_at=now, **values)
-    return (await c.execute(_INSERT_CONVERSATION, row)).one()
+    return (await hot.execute(c, _INSERT_CONVERSATION, row)).one()
 
 
 #: The columns come from each call's parameters; the statement objects are built once.
@@ -278,9 +280,9 @@ async def touch_conversation(
         params["b_leaf"] = leaf
     q = _touch_statement(leaf is not None, returning)
     if not returning:
-        await c.execute(q, params)
+        await hot.execute(c, q, params)
         return None
-    return (await c.execute(q, params)).one()
+    return (await hot.execute(c, q, params)).one()
 
 
 @functools.cache

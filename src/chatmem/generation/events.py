@@ -11,12 +11,14 @@ stitches the two together (a replica that is not running the turn polls the log 
 from __future__ import annotations
 
 import asyncio
+import functools
 
 from sqlalchemy import and_, bindparam, delete, func, select, tuple_
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from ..db import hot
 from ..db import schema as t
 from ..db.clock import now_ms
 
@@ -141,8 +143,14 @@ async def insert_rows(c: AsyncConnection, rows: list[dict]) -> None:
     write repeated after an unacknowledged commit (the connection died while committing) is
     harmless instead of failing every later flush on the primary key."""
     if rows:
-        ins = pg_insert if c.dialect.name == "postgresql" else sqlite_insert
-        await c.execute(ins(t.stream_events).on_conflict_do_nothing(), rows)
+        await hot.execute(c, _insert_statement(c.dialect.name), rows)
+
+
+@functools.cache
+def _insert_statement(dialect: str):
+    """``insert_rows``'s statement, built once per dialect (db/hot.py runs it)."""
+    ins = pg_insert if dialect == "postgresql" else sqlite_insert
+    return ins(t.stream_events).on_conflict_do_nothing()
 
 
 async def insert_events(c: AsyncConnection, message_id: str, events: list[dict]) -> None:

@@ -23,6 +23,7 @@ from sqlalchemy import Integer, and_, bindparam, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from ..db import hot
 from ..db import schema as t
 
 L = t.conversation_generation_leases.c
@@ -112,7 +113,7 @@ async def acquire(
     if cap is not None:
         params["cap"] = cap
     for _ in range(3):  # the holder may be released between the two (PostgreSQL): try again
-        if (await c.execute(stmt, params)).scalar() == token:
+        if (await hot.execute(c, stmt, params)).scalar() == token:
             return None
         if cap is not None and await live_count(c, principal_id, now) >= cap:
             return AT_CAP
@@ -171,7 +172,7 @@ async def release(c: AsyncConnection, token: str) -> None:
 
 
 async def release_message(c: AsyncConnection, message_id: str) -> None:
-    await c.execute(delete(t.conversation_generation_leases).where(_of_message(message_id)))
+    await hot.execute(c, delete(t.conversation_generation_leases).where(_of_message(message_id)))
 
 
 async def live_token(c: AsyncConnection, message_id: str, now: int) -> str | None:

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
 from ..conversations import tree_store
+from ..db import hot
 from ..db import schema as t
 
 M = t.messages.c
@@ -123,7 +124,7 @@ async def end_streaming(c: AsyncConnection, mid: str, values: dict):
     read), with ``siblings_json`` (``tree_store.siblings_json``: the ``done`` event's branch info without
     a read); None when someone else ended it."""
     q = _end_statement(c.dialect.name)
-    return (await c.execute(q, {**values, "b_mid": mid})).first()
+    return (await hot.execute(c, q, {**values, "b_mid": mid})).first()
 
 
 async def reopen_interrupted(c: AsyncConnection, mid: str) -> bool:

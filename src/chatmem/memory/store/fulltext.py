@@ -25,6 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from ...db import hot
 from .. import policy as pol
 from .owner import IN_WORKSPACE, MEM, InWorkspace, Owner, owner_cond
 
@@ -235,7 +236,7 @@ async def injectable_top(
         params["agent_id"] = agent_id
     q = _top_statement(workspace, agent_id is not None)
     found: dict = {}
-    for r in (await c.execute(q, params)).all():
+    for r in (await hot.execute(c, q, params)).all():
         found.setdefault(r.id, r)
     return found
 

@@ -1,0 +1,188 @@
+"""Hot statements: a turn's and an append's few statements run on the driver, not through
+SQLAlchemy's execution machinery.
+
+Why it exists (issue 18): ``await conn.execute(stmt, params)`` costs ~0.12 ms of CPU above the
+driver call itself — a greenlet spawned and switched to, the statement's compiled form looked up,
+an execution context, parameter processing, a cursor result and its metadata, event dispatch —
+for every statement, and a demo turn runs a dozen. ``execute`` here runs a statement the stores
+already build once (module level or ``functools.cache``) with the same SQL, the same parameter
+values and the same driver as SQLAlchemy would, minus that machinery:
+
+- compiled once per (statement, dialect, parameter names) with the dialect's own compiler; per
+  call only ``construct_params`` and the bind processors (JSON serialising, …) run;
+- run by the driver adapter's own async code on the connection the caller's transaction holds
+  (``sqlite_driver.OneTripCursor._trip``: one trip to aiosqlite's thread; asyncpg's adapter:
+  its prepared-statement cache and its lazy BEGIN) — so the transaction, its locks and its
+  commit are SQLAlchemy's as before; no greenlet;
+- rows come back as a ``Result`` (``.one()``, ``.first()``, ``.all()``, ``.scalar()``, attribute
+  access by column key) with the result processors SQLAlchemy would apply (JSON parsing on
+  SQLite), plus ``rowcount``;
+- a driver error goes through SQLAlchemy's own handler (``Connection._handle_dbapi_exception``):
+  the same wrapped exception (``IntegrityError``, ``OperationalError``…), the same disconnect
+  detection and invalidation, the ``handle_error`` hooks;
+- ``before_cursor_execute`` / ``after_cursor_execute`` listeners (tracing's spans, the bench's
+  statement counter) are still called, with a stand-in context object.
+
+Anything the shortcut does not cover falls back to ``conn.execute`` unchanged: a connection with
+no transaction begun yet (SQLAlchemy's autobegin), an invalidated one, a statement whose INSERT
+needs Python-side column defaults, an ``executemany`` with RETURNING (SQLAlchemy's
+"insertmanyvalues" rewrites it into one multi-row INSERT), an uncacheable statement.
+tests/test_db_hot.py compares every store's hot statement's rows and writes both ways.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from sqlalchemy.engine import Result
+from sqlalchemy.engine.result import IteratorResult, SimpleResultMetaData
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql import Executable
+from sqlalchemy.util.concurrency import greenlet_spawn
+
+
+class HotResult(IteratorResult):
+    """A buffered result plus the statement's ``rowcount``."""
+
+    rowcount: int = -1
+
+
+class _Plan:
+    """One statement compiled for one dialect and one set of parameter names."""
+
+    __slots__ = ("compiled", "expanding", "meta", "positions", "processors", "sql")
+
+    def __init__(self, compiled: Any) -> None:
+        self.compiled = compiled
+        self.sql: str = compiled.string
+        self.positions: Sequence[str] = compiled.positiontup or ()
+        self.processors = {k: p for k, p in compiled._bind_processors.items() if p is not None}
+        self.expanding = bool(compiled.literal_execute_params or compiled.post_compile_params)
+        self.meta: SimpleResultMetaData | None = None  # from the first result's description
+
+
+#: (statement cache key, dialect, parameter names, many) → plan; None: not for the shortcut
+_PLANS: dict[tuple, _Plan | None] = {}
+_MAX_PLANS = 500
+
+
+def _plan(stmt: Any, dialect: Any, key: tuple, ck: Any, names, many: bool):
+    plan = _PLANS.get(key, False)
+    if plan is not False:
+        return plan
+    compiled: Any = stmt.compile(
+        dialect=dialect, cache_key=ck, column_keys=sorted(names), for_executemany=many
+    )
+    ok = (
+        compiled.positional
+        and not compiled.insert_prefetch
+        and not compiled.update_prefetch
+        and not (many and (compiled.effective_returning or compiled.post_compile_params))
+        and not compiled.literal_execute_params
+        and not compiled.schema_translate_map
+    )
+    plan = _Plan(compiled) if ok else None
+    if len(_PLANS) < _MAX_PLANS:
+        _PLANS[key] = plan
+    return plan
+
+
+def _metadata(plan: _Plan, description: Sequence, dialect: Any) -> SimpleResultMetaData:
+    """Row keys and result processors, as SQLAlchemy's cursor result would give them: the
+    compiled result columns in order when they match the cursor's; by name for a textual
+    statement that types only some of its columns."""
+    cols = plan.compiled._result_columns
+    if len(cols) == len(description) and plan.compiled._ordered_columns:
+        keys = [rc.keyname for rc in cols]
+        kinds = [rc.type for rc in cols]
+    else:
+        typed = {rc.keyname: rc.type for rc in cols}
+        keys = [d[0] for d in description]
+        kinds = [typed.get(k) for k in keys]
+    procs = [
+        kind._cached_result_processor(dialect, d[1]) if kind is not None else None
+        for kind, d in zip(kinds, description, strict=True)
+    ]
+    return SimpleResultMetaData(keys, _processors=procs if any(procs) else None)
+
+
+def _bound(plan: _Plan, params: Mapping | None, extracted: Any, seq_format: Any):
+    """(sql, positional parameters) of one execution."""
+    values = plan.compiled.construct_params(params, extracted_parameters=extracted)
+    sql, positions, procs = plan.sql, plan.positions, plan.processors
+    if plan.expanding:
+        state = plan.compiled._process_parameters_for_postcompile(values)
+        sql, positions = state.statement, state.positiontup
+        procs = {**procs, **{k: p for k, p in state.processors.items() if p is not None}}
+        values = {**values, **state.parameters}
+    return sql, seq_format([procs[k](values[k]) if k in procs else values[k] for k in positions])
+
+
+async def execute(
+    c: AsyncConnection,
+    stmt: Executable,
+    params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+) -> Result:
+    """``c.execute(stmt, params)``, run on the driver when the shortcut covers it."""
+    sync: Any = c.sync_connection
+    many = isinstance(params, list)
+    rows: Any = params
+    names = rows[0].keys() if many and rows else (rows or {}).keys()
+    fairy: Any = sync._dbapi_connection if sync is not None else None
+    ck = cast(Any, stmt)._generate_cache_key() if fairy is not None else None
+    if ck is None or (many and not rows) or not sync.in_transaction() or sync.invalidated:
+        return await c.execute(stmt, params)
+    dialect = sync.dialect
+    plan = _plan(stmt, dialect, (ck.key, dialect.name, frozenset(names), many), ck, names, many)
+    if plan is None:
+        return await c.execute(stmt, params)
+    fmt = dialect.execute_sequence_format
+    if many:
+        bound = [_bound(plan, p, ck.bindparams, fmt) for p in rows]
+        sql, args = bound[0][0], [b[1] for b in bound]
+    else:
+        sql, args = _bound(plan, rows, ck.bindparams, fmt)
+    return await _run(sync, fairy.dbapi_connection, plan, sql, args, many)
+
+
+async def _run(sync: Any, adapt: Any, plan: _Plan, sql: str, args: Any, many: bool) -> Result:
+    cursor = adapt.cursor()
+    dispatch = sync.dispatch
+    context = types.SimpleNamespace(executemany=many) if dispatch.before_cursor_execute else None
+    if context is not None:
+        for fn in dispatch.before_cursor_execute:
+            fn(sync, cursor, sql, args, context, many)
+    try:
+        if sync.dialect.name == "postgresql":
+            await (cursor._executemany if many else cursor._prepare_and_execute)(sql, args)
+        else:
+            await (cursor._executemany_async if many else cursor._execute_async)(sql, args)
+    except Exception as error:
+        await greenlet_spawn(_raise, sync, adapt, error, sql, args)
+    if context is not None:
+        for fn in dispatch.after_cursor_execute:
+            fn(sync, cursor, sql, args, context, many)
+    description = cursor.description
+    if description:
+        if plan.meta is None:
+            plan.meta = _metadata(plan, description, sync.dialect)
+        result = HotResult(plan.meta, iter(list(cursor._rows)))
+    else:
+        result = HotResult(_NO_ROWS, iter(()))
+    result.rowcount = cursor.rowcount
+    return result
+
+
+_NO_ROWS = SimpleResultMetaData([])
+
+
+def _raise(sync: Any, adapt: Any, error: Exception, sql: str, args: Any) -> None:
+    """SQLAlchemy's handling of a driver error (in a greenlet: invalidating may close the
+    connection): the adapter's translation, then the connection's wrapping."""
+    try:
+        adapt._handle_exception(error)
+    except Exception as translated:
+        sync._handle_dbapi_exception(translated, sql, args, None, None)
+    raise error  # pragma: no cover - _handle_exception always raises

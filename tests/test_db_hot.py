@@ -1,0 +1,185 @@
+"""db/hot.py: a store's hot statement run on the driver gives the same rows, writes the same
+values and raises the same errors as through ``conn.execute`` — on both databases.
+
+Each store function runs twice, once with the shortcut and once with ``hot.execute`` replaced by
+a plain ``conn.execute`` (what it was before), and the two answers (and the rows they wrote, read
+back through SQLAlchemy) are compared column by column: JSON documents, millisecond timestamps,
+0/1 flags, NULLs, text with non-ASCII characters.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import bindparam, event, exc, insert, select
+
+from chatmem.context import store as context
+from chatmem.conversations import store as conversations
+from chatmem.db import hot
+from chatmem.db import schema as t
+from chatmem.db.engine import Database
+from chatmem.generation import events, leases
+from chatmem.memory.store import fulltext
+
+NOW_MS = 10**12  # times above this are now_ms() when the test ran
+DOC = {"text": "ünïcode ✓", "n": 3, "ok": True, "none": None, "list": [1, 2.5, "x"]}
+
+
+async def _plain(c, stmt, params=None):
+    return await c.execute(stmt, params)
+
+
+def _rows(result) -> list[dict]:
+    return [dict(r._mapping) for r in result]
+
+
+@pytest.fixture
+async def db(db_url):
+    d = Database(db_url)
+    async with d.write() as c:
+        await c.execute(
+            insert(t.users).values(id="u1", email="u1@example.com", created_at=1, updated_at=1)
+        )
+    yield d
+    await d.dispose()
+
+
+async def _conversation(db, monkeypatch, plain: bool):
+    """A conversation with a question and an answer, written by the stores' functions."""
+    if plain:
+        monkeypatch.setattr(hot, "execute", _plain)
+    async with db.write() as c:
+        conv = await conversations.insert_conversation_row(c, "u1", title="Tï", now=7)
+        cid = conv.id
+        got = await conversations.get_conversation(c, "u1", cid)
+        rows = [
+            {"id": f"{cid}q", "parent_id": None, "role": "user", "status": "done"},
+            {"id": f"{cid}a", "parent_id": f"{cid}q", "role": "assistant", "status": "streaming"},
+        ]
+        for depth, r in enumerate(rows, 1):
+            r.update(blocks=[{"type": "text", "text": "héllo"}], created_at=8, user_id="u1")
+            r.update(depth=depth, jump_id=None, jump_depth=0, metadata=DOC)
+        await conversations.insert_messages(c, conv, rows)
+        touched = await conversations.touch_conversation(
+            c, cid, added=2, created_at=8, now=9, leaf=f"{cid}a", returning=True
+        )
+        await events.insert_events(c, f"{cid}a", [{"seq": 1, "type": "text_delta", "data": DOC}])
+        await events.insert_events(c, f"{cid}a", [{"seq": 1, "type": "text_delta", "data": {}}])
+        page = await context.path_page_rows(c, cid, f"{cid}a", 10)
+        taken = await leases.acquire(c, cid, f"{cid}q", "u1", f"{cid}a:s", 1000, 10, cap=5)
+        await leases.release_message(c, f"{cid}a")
+        memories = await fulltext.injectable_top(
+            c, "u1", None, 10, per_status=5, constraint_types=("rule", "x"), constraint_limit=5
+        )
+    monkeypatch.setattr(hot, "execute", _HOT)
+    answers = [got, touched, *page, *memories.values()]
+    return cid, taken, [dict(r._mapping) for r in answers]
+
+
+_HOT = hot.execute
+_TOUCH = (
+    t.conversations.update()
+    .where(t.conversations.c.id == bindparam("b_cid"))
+    .values(updated_at=t.conversations.c.updated_at + 1)
+)
+
+
+def _same(a: dict, b: dict, cid_a: str, cid_b: str) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        va, vb = a[k], b[k]
+        if isinstance(va, str):
+            va, vb = va.replace(cid_a, "C"), vb.replace(cid_b, "C")
+        if isinstance(va, int) and va > NOW_MS and isinstance(vb, int) and vb > NOW_MS:
+            va = vb  # the clock's time when written (events' created_at): an int both ways
+        assert (k, va, type(va)) == (k, vb, type(vb))
+
+
+async def _stored(db, cid: str) -> list[dict]:
+    async with db.read() as c:
+        out = []
+        for table, col in (
+            (t.conversations, t.conversations.c.id),
+            (t.messages, t.messages.c.conversation_id),
+            (t.conversation_generation_leases, t.conversation_generation_leases.c.conversation_id),
+        ):
+            out += _rows(await c.execute(select(table).where(col == cid).order_by(*table.c)))
+        msg = t.stream_events.c.message_id
+        out += _rows(await c.execute(select(t.stream_events).where(msg == f"{cid}a")))
+        return out
+
+
+async def test_hot_statements_answer_and_write_as_sqlalchemy_does(db, monkeypatch):
+    async with db.write() as c:
+        await c.execute(
+            insert(t.memories).values(
+                id="m1",
+                user_id="u1",
+                memory_text="likes tea",
+                importance=4,
+                created_at=1,
+                updated_at=2,
+            )
+        )
+    ran: list[str] = []
+    real_run = hot._run
+
+    async def counted(sync, adapt, plan, sql, args, many):
+        ran.append(sql.split()[0])
+        return await real_run(sync, adapt, plan, sql, args, many)
+
+    monkeypatch.setattr(hot, "_run", counted)
+    c1, taken_hot, hot_answers = await _conversation(db, monkeypatch, plain=False)
+    # on the driver: all but insert_messages (executemany with RETURNING: SQLAlchemy's)
+    hot_run = ["INSERT", "SELECT", "UPDATE", "INSERT", "INSERT", "WITH", "INSERT", "DELETE"]
+    assert ran == [*hot_run, "SELECT"]  # the memory read too (an expanding IN)
+    c2, taken_sa, sa_answers = await _conversation(db, monkeypatch, plain=True)
+    assert taken_hot is None and taken_sa is None
+    assert len(hot_answers) == len(sa_answers) == 5  # conv, touched, 2 path rows, 1 memory
+    for a, b in zip(hot_answers, sa_answers, strict=True):
+        _same(a, b, c1, c2)
+    stored_hot, stored_sa = await _stored(db, c1), await _stored(db, c2)
+    assert len(stored_hot) == len(stored_sa) == 4  # conv, 2 messages, 1 event; lease released
+    for a, b in zip(stored_hot, stored_sa, strict=True):
+        _same(a, b, c1, c2)
+    assert stored_hot[-1]["data"] == DOC  # the repeated seq was left as it was
+
+
+async def test_a_driver_error_is_sqlalchemys_and_rolls_back(db):
+    user = {"id": "u2", "created_at": 1, "updated_at": 1}
+    with pytest.raises(exc.IntegrityError):
+        async with db.write() as c:
+            await hot.execute(c, _INSERT_USER, {**user, "email": "a@example.com"})
+            await hot.execute(c, _INSERT_USER, {**user, "email": "b@example.com"})
+    async with db.write() as c:  # nothing kept, and the connection is usable
+        await hot.execute(c, _INSERT_USER, {**user, "email": "c@example.com"})
+        got = await c.execute(select(t.users.c.email).where(t.users.c.id == "u2"))
+        assert got.scalars().all() == ["c@example.com"]
+
+
+_INSERT_USER = insert(t.users)
+
+
+async def test_statement_listeners_still_see_hot_statements(db):
+    seen: list[str] = []
+
+    def _seen(_conn, _cursor, statement, _params, _context, _many):
+        seen.append(statement.split()[0])
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", _seen)
+    async with db.write() as c:
+        await conversations.insert_conversation_row(c, "u1", title="a")
+        await leases.release_message(c, "c9x")
+    assert seen == ["INSERT", "DELETE"]
+
+
+async def test_rowcount_and_fallback_outside_a_transaction(db):
+    async with db.write() as c:
+        cid = (await conversations.insert_conversation_row(c, "u1", title="a")).id
+        r = await hot.execute(c, select(t.conversations.c.id).where(t.conversations.c.id == cid))
+        assert r.scalar() == cid
+        r = await hot.execute(c, _TOUCH, {"b_cid": cid})
+        assert r.rowcount == 1
+    async with db.engine.connect() as c:  # no transaction begun: SQLAlchemy's autobegin path
+        r = await hot.execute(c, select(t.conversations.c.title))
+        assert r.scalars().all() == ["a"]
+        await c.rollback()
