@@ -59,6 +59,20 @@ async def _conversation(db, monkeypatch, plain: bool):
             r.update(blocks=[{"type": "text", "text": "héllo"}], created_at=8, user_id="u1")
             r.update(depth=depth, jump_id=None, jump_depth=0, metadata=DOC)
         await conversations.insert_messages(c, conv, rows)
+        appended = await conversations.insert_message(
+            c,
+            conv,
+            parent_id=f"{cid}a",
+            role="user",
+            blocks=[],
+            user_id="u1",
+            id=f"{cid}m",
+            created_at=8,
+            now=8,
+            touch=False,
+            siblings=True,
+            metadata=DOC,
+        )
         touched = await conversations.touch_conversation(
             c, cid, added=2, created_at=8, now=9, leaf=f"{cid}a", returning=True
         )
@@ -71,7 +85,7 @@ async def _conversation(db, monkeypatch, plain: bool):
             c, "u1", None, 10, per_status=5, constraint_types=("rule", "x"), constraint_limit=5
         )
     monkeypatch.setattr(hot, "execute", _HOT)
-    answers = [got, touched, *page, *memories.values()]
+    answers = [got, appended, touched, *page, *memories.values()]
     return cid, taken, [dict(r._mapping) for r in answers]
 
 
@@ -130,15 +144,16 @@ async def test_hot_statements_answer_and_write_as_sqlalchemy_does(db, monkeypatc
     monkeypatch.setattr(hot, "_run", counted)
     c1, taken_hot, hot_answers = await _conversation(db, monkeypatch, plain=False)
     # on the driver: all but insert_messages (executemany with RETURNING: SQLAlchemy's)
-    hot_run = ["INSERT", "SELECT", "UPDATE", "INSERT", "INSERT", "WITH", "INSERT", "DELETE"]
+    hot_run = ["INSERT", "SELECT", "SELECT", "INSERT", "UPDATE", "INSERT", "INSERT", "WITH"]
+    hot_run += ["INSERT", "DELETE"]  # (the lease's)
     assert ran == [*hot_run, "SELECT"]  # the memory read too (an expanding IN)
     c2, taken_sa, sa_answers = await _conversation(db, monkeypatch, plain=True)
     assert taken_hot is None and taken_sa is None
-    assert len(hot_answers) == len(sa_answers) == 5  # conv, touched, 2 path rows, 1 memory
+    assert len(hot_answers) == len(sa_answers) == 6  # conv, appended, touched, 2 path rows, memory
     for a, b in zip(hot_answers, sa_answers, strict=True):
         _same(a, b, c1, c2)
     stored_hot, stored_sa = await _stored(db, c1), await _stored(db, c2)
-    assert len(stored_hot) == len(stored_sa) == 4  # conv, 2 messages, 1 event; lease released
+    assert len(stored_hot) == len(stored_sa) == 5  # conv, 3 messages, 1 event; lease released
     for a, b in zip(stored_hot, stored_sa, strict=True):
         _same(a, b, c1, c2)
     assert stored_hot[-1]["data"] == DOC  # the repeated seq was left as it was

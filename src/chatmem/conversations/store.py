@@ -130,7 +130,7 @@ async def _child_place(c: AsyncConnection, conv_id: str, parent_id: str | None) 
     jump a round deletion removed joins nothing, and the child then points at its parent)."""
     if parent_id is None:
         return {"depth": 0}
-    prow = (await c.execute(_PARENT_PLACE, {"b_pid": parent_id})).first()
+    prow = (await hot.execute(c, _PARENT_PLACE, {"b_pid": parent_id})).first()
     if prow is None or prow[0] != conv_id:
         raise Unprocessable(
             "parent message not found in this conversation",
@@ -209,11 +209,11 @@ async def insert_message(
         **place,
         **extra,
     )
-    if any(isinstance(v, ClauseElement) for v in place.values()):  # _held_place's subqueries
+    if not any(isinstance(v, ClauseElement) for v in place.values()):  # plain values:
+        q = _insert_with_siblings(c.dialect.name) if siblings else _INSERT_MESSAGE  # built once,
+        row = await hot.execute(c, q, values)  # (its columns from the parameters)
+    else:  # _held_place's subqueries
         row = await c.execute(insert(t.messages).values(**values).returning(*t.messages.c))
-    else:  # plain values: the statement built once, its columns from the parameters
-        q = _insert_with_siblings(c.dialect.name) if siblings else _INSERT_MESSAGE
-        row = await c.execute(q, values)
     stored = row.one()
     if touch:
         leaf = mid if move_leaf else None

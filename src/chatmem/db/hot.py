@@ -25,8 +25,9 @@ values and the same driver as SQLAlchemy would, minus that machinery:
 
 Anything the shortcut does not cover falls back to ``conn.execute`` unchanged: a connection with
 no transaction begun yet (SQLAlchemy's autobegin), an invalidated one, a statement whose INSERT
-needs Python-side column defaults, an ``executemany`` with RETURNING (SQLAlchemy's
-"insertmanyvalues" rewrites it into one multi-row INSERT), an uncacheable statement.
+needs Python-side column defaults, an ``executemany`` of two rows or more with RETURNING
+(SQLAlchemy's "insertmanyvalues" rewrites it into one multi-row INSERT; a list of one row runs as
+that row), an uncacheable statement.
 tests/test_db_hot.py compares every store's hot statement's rows and writes both ways.
 """
 
@@ -127,8 +128,10 @@ async def execute(
 ) -> Result:
     """``c.execute(stmt, params)``, run on the driver when the shortcut covers it."""
     sync: Any = c.sync_connection
-    many = isinstance(params, list)
     rows: Any = params
+    if isinstance(rows, list) and len(rows) == 1:  # one row: what SQLAlchemy would send too
+        rows = rows[0]
+    many = isinstance(rows, list)
     names = rows[0].keys() if many and rows else (rows or {}).keys()
     fairy: Any = sync._dbapi_connection if sync is not None else None
     ck = cast(Any, stmt)._generate_cache_key() if fairy is not None else None

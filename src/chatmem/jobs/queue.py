@@ -21,6 +21,7 @@ from sqlalchemy import text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from ..db import hot
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.dialect import insert
@@ -98,4 +99,4 @@ async def enqueue_many(c: AsyncConnection, jobs: list[Job]) -> None:
     as ``enqueue`` would skip it when its dedupe key is already queued."""
     if jobs:
         now = now_ms()
-        await c.execute(_many_statement(c.dialect.name), [_row(j, now) for j in jobs])
+        await hot.execute(c, _many_statement(c.dialect.name), [_row(j, now) for j in jobs])
