@@ -25,9 +25,10 @@ from contextlib import asynccontextmanager
 from urllib.parse import quote
 
 from sqlalchemy import event, text
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
-from sqlalchemy.util.concurrency import await_
+from sqlalchemy.ext.asyncio.base import _run_to_completion
+from sqlalchemy.util.concurrency import await_, greenlet_spawn
 
 from . import faults, sqlite_driver
 from .fulltext import register_sqlite_functions
@@ -170,7 +171,7 @@ class Database:
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """A read transaction (never blocks the writer on SQLite's WAL)."""
-        async with self.engine.connect() as conn, conn.begin():
+        async with self._transaction("BEGIN") as conn:
             yield conn
 
     @asynccontextmanager
@@ -178,16 +179,8 @@ class Database:
         """A connection for ONE read statement, outside any transaction (a statement is its own
         snapshot): no BEGIN/COMMIT around it — the per-request key or session lookup. Never for
         two statements that must agree with each other."""
-        async with self.engine.connect() as conn:
-            if self.sqlite:
-                sync = conn.sync_connection
-                assert sync is not None
-                sync.info["chatmem_begin"] = ""  # pysqlite runs it in autocommit mode
-                async with conn.begin():
-                    yield conn
-                return
-            # reset to the pool's level when the connection goes back
-            yield await conn.execution_options(isolation_level="AUTOCOMMIT")
+        async with self._transaction(None) as conn:
+            yield conn
 
     @asynccontextmanager
     async def read_snapshots(self) -> AsyncIterator[AsyncConnection]:
@@ -216,20 +209,37 @@ class Database:
     @asynccontextmanager
     async def _writing(self, begin: str | None) -> AsyncIterator[AsyncConnection]:
         if self._write_lock is None:
-            if begin is None:
-                async with self.read_once() as conn, _committed(conn):
-                    yield conn
-                return
-            async with self.engine.begin() as conn, _committed(conn):
+            async with self._transaction(begin) as conn:
                 yield conn
             return
-        async with self._write_lock, self.engine.connect() as conn:
-            sync = conn.sync_connection
-            assert sync is not None
-            sync.info["chatmem_begin"] = begin or ""
-            async with _committed(conn), conn.begin():
-                yield conn
+        async with self._write_lock, self._transaction(begin) as conn:
+            yield conn
         self._after_write()
+
+    @asynccontextmanager
+    async def _transaction(self, begin: str | None) -> AsyncIterator[AsyncConnection]:
+        """A pooled connection in a transaction opened with ``begin`` (SQLite: ``BEGIN`` or
+        ``BEGIN IMMEDIATE``, sent with the first statement: sqlite_driver.py; PostgreSQL: any
+        non-None value, asyncpg's adapter sends BEGIN before the first statement) or none
+        (``None``: autocommit, each statement its own); committed, then the ``after_commit``
+        callbacks run; rolled back and returned to the pool on any exception or cancellation.
+
+        What ``async with engine.connect() as c, c.begin()`` does, in two greenlet hops
+        instead of four and without a task per close (~0.1 ms of CPU per transaction, and a
+        turn has five or six): connect + begin in one, commit + close in the other. Only the
+        close after a failure runs shielded from cancellation (SQLAlchemy's own
+        ``_run_to_completion``), so a cancelled block still returns its connection rolled back."""
+        sync = await greenlet_spawn(_open, self.engine.sync_engine, begin, self.sqlite)
+        info = sync.info  # the pooled connection's dict (reachable while the connection is not)
+        try:
+            yield AsyncConnection(self.engine, sync)
+            callbacks = await greenlet_spawn(_finish, sync)
+        except BaseException:
+            info.pop(_AFTER_COMMIT, None)
+            await _run_to_completion(greenlet_spawn(sync.close))
+            raise
+        for fn in callbacks:
+            fn()
 
     def _after_write(self) -> None:
         """SQLite, after a commit: checkpoint the WAL on a worker thread once it is
@@ -295,19 +305,28 @@ def after_commit(c: AsyncConnection, fn: Callable[[], object]) -> None:
     sync.info.setdefault(_AFTER_COMMIT, []).append(fn)
 
 
-@asynccontextmanager
-async def _committed(conn: AsyncConnection) -> AsyncIterator[None]:
-    """Runs the ``after_commit`` callbacks of the block it wraps (outside its transaction)."""
-    sync = conn.sync_connection
-    assert sync is not None
-    info = sync.info
+def _open(engine: Engine, begin: str | None, sqlite: bool) -> Connection:
+    """(In a greenlet) a pooled connection with its transaction begun (``Database._transaction``)."""
+    sync = engine.connect()
     try:
-        yield
+        if sqlite:
+            sync.info["chatmem_begin"] = begin or ""  # "": pysqlite's autocommit mode
+        elif begin is None:  # reset to the pool's level when the connection goes back
+            sync.execution_options(isolation_level="AUTOCOMMIT")
+        sync.begin()
     except BaseException:
-        info.pop(_AFTER_COMMIT, None)
+        sync.close()
         raise
-    for fn in info.pop(_AFTER_COMMIT, ()):
-        fn()
+    return sync
+
+
+def _finish(sync: Connection) -> list[Callable[[], object]]:
+    """(In a greenlet) commit, then return the connection to the pool: its ``after_commit``
+    callbacks (taken before another task can check the connection out)."""
+    sync.commit()
+    callbacks = sync.info.pop(_AFTER_COMMIT, [])
+    sync.close()
+    return callbacks
 
 
 #: ``reuse_key_check_plans``'s two statements (PostgreSQL)
