@@ -20,8 +20,9 @@ values and the same driver as SQLAlchemy would, minus that machinery:
 - a driver error goes through SQLAlchemy's own handler (``Connection._handle_dbapi_exception``):
   the same wrapped exception (``IntegrityError``, ``OperationalError``…), the same disconnect
   detection and invalidation, the ``handle_error`` hooks;
-- ``before_cursor_execute`` / ``after_cursor_execute`` listeners (tracing's spans, the bench's
-  statement counter) are still called, with a stand-in context object.
+- the engine's ``before_cursor_execute`` / ``after_cursor_execute`` listeners (tracing's spans,
+  the bench's statement counter) are still called, with a stand-in context object (listeners set
+  on one connection are not: chatmem sets none).
 
 Anything the shortcut does not cover falls back to ``conn.execute`` unchanged: a connection with
 no transaction begun yet (SQLAlchemy's autobegin), an invalidated one, a statement whose INSERT
@@ -152,7 +153,7 @@ async def execute(
 
 async def _run(sync: Any, adapt: Any, plan: _Plan, sql: str, args: Any, many: bool) -> Result:
     cursor = adapt.cursor()
-    dispatch = sync.dispatch
+    dispatch = sync.engine.dispatch  # (a connection's own joins it anew per connection)
     context = types.SimpleNamespace(executemany=many) if dispatch.before_cursor_execute else None
     if context is not None:
         for fn in dispatch.before_cursor_execute:
