@@ -97,6 +97,62 @@ async def test_index_follows_every_write(app, new_user):
     assert await indexed_ids(db) == await expected_ids(db)
 
 
+async def _vectors(db: Database, conv_id: str) -> dict[str, tuple[str, str | None]]:
+    """PostgreSQL: each message's (text, stored ``search_tsv``) and what ``chatmem_search_tsv``
+    computes for it now, by id."""
+    sql = (
+        "SELECT id, search_tsv::text AS stored, chatmem_search_tsv(search_text, status, user_id, "
+        "conversation_id, agent_id)::text AS computed FROM messages WHERE conversation_id = :c"
+    )
+    async with db.read() as c:
+        rows = (await c.execute(text(sql), {"c": conv_id})).all()
+    return {r.id: (r.stored, r.computed) for r in rows}
+
+
+async def test_fork_copies_are_indexed_as_if_written(app, new_user):
+    """A fork's copies are found by search in the fork (and the source's still in the source).
+    On PostgreSQL the fork copies each source vector instead of parsing the text again
+    (migration 0021): every copy's vector is exactly the one its own row computes — positions
+    and all, when the text holds a word equal to a scope token (the source conversation's,
+    ``noagent``) — and the trigger keeps the column derived on later updates."""
+    u = await new_user()
+    db = db_of(app)
+    cid = (await new_conv(u.client))["id"]
+    token = tm.scope_token(cid)
+    texts = [
+        "the heron waits by the river",
+        f"noagent said {token} twice: {token}",
+        "我住在北京大学附近",
+        "",  # no visible text: not indexed
+    ]
+    for i, words in enumerate(texts):
+        await insert_chain(app, cid, [{"role": ("user", "assistant")[i % 2], "text": words}])
+    r = await u.client.post(f"/api/conversations/{cid}/fork", json={})
+    assert r.status_code == 201, r.text
+    fork = r.json()["id"]
+    for words in ("heron", "北京", "twice"):
+        assert len(await find(db, u.id, [fork], words)) == 1, words
+    for words in ("heron", "北京"):  # ("twice" is in [cid] twice: its copy's text holds the token)
+        assert len(await find(db, u.id, [cid], words)) == 1, words
+    assert await find(db, u.id, [fork], "heron") != await find(db, u.id, [cid], "heron")
+    assert await indexed_ids(db) == await expected_ids(db)
+    if db.sqlite:
+        return
+    copies = await _vectors(db, fork)
+    assert len(copies) == 4 and sum(v[0] is None for v in copies.values()) == 1
+    assert all(stored == computed for stored, computed in copies.values()), copies
+    [mixed] = [v[0] for v in copies.values() if v[0] and "'twice'" in v[0]]
+    assert f"'{token}':3,5" in mixed and "'noagent':1" in mixed, mixed  # text positions kept
+    assert tm.scope_token(fork) in mixed
+    # an update of another column keeps the vector; one of the vector alone is recomputed
+    some = next(k for k, v in copies.items() if v[0])
+    await set_columns(app, t.messages, some, feedback="like")
+    assert (await _vectors(db, fork))[some] == copies[some]
+    async with db.write() as c:
+        await c.execute(text("UPDATE messages SET search_tsv = NULL WHERE id = :i"), {"i": some})
+    assert (await _vectors(db, fork))[some] == copies[some]
+
+
 async def test_scopes_never_cross_users(app, new_user):
     u, v = await new_user(), await new_user()
     db = db_of(app)
@@ -519,3 +575,52 @@ def test_postgres_text_search_configuration_is_chosen_per_deployment(pg_english_
                     assert fact in rep["recall_message_ids"], rep["recall"]
 
     asyncio.run(run())
+
+
+def test_0021_keeps_the_vectors_and_configuration_both_ways(pg_english_url):
+    """Migration 0021 (``search_tsv`` by trigger) and its downgrade (the generated column of 0008
+    again): the deployment's configuration (``english`` here) and every stored vector survive
+    both ways, and the start-up check reads the configuration from either form."""
+    from chatmem.search import config_store
+
+    url = pg_english_url
+    is_generated = (
+        "SELECT attgenerated = 's' FROM pg_attribute "
+        "WHERE attrelid = 'messages'::regclass AND attname = 'search_tsv'"
+    )
+
+    async def state() -> tuple[bool, str | None, dict]:
+        db = Database(url)
+        try:
+            async with db.read() as c:
+                generated = (await c.execute(text(is_generated))).scalar()
+                cfg = await config_store.indexed_config(c)
+                q = text("SELECT id, search_tsv::text FROM messages")
+                return generated, cfg, dict((await c.execute(q)).all())
+        finally:
+            await db.dispose()
+
+    async def write() -> None:
+        db = Database(url)
+        try:
+            async with db.write() as c:
+                for sql in (
+                    "INSERT INTO users (id, email, created_at, updated_at) "
+                    "VALUES ('usr_m', 'm@x', 0, 0)",
+                    "INSERT INTO conversations (id, user_id, created_at, updated_at) "
+                    "VALUES ('c_m', 'usr_m', 0, 0)",
+                    "INSERT INTO messages (id, conversation_id, role, search_text, created_at, "
+                    "user_id) VALUES ('msg_m', 'c_m', 'user', 'running rivers 北京', 0, 'usr_m')",
+                ):
+                    await c.execute(text(sql))
+        finally:
+            await db.dispose()
+
+    asyncio.run(write())
+    generated, cfg, at_head = asyncio.run(state())
+    assert (generated, cfg) == (False, "english")
+    assert "'run':1" in at_head["msg_m"] and "'北京'" in at_head["msg_m"], at_head
+    downgrade(url, "0020")
+    assert asyncio.run(state()) == (True, "english", at_head)
+    upgrade(url)
+    assert asyncio.run(state()) == (False, "english", at_head)

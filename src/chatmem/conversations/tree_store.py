@@ -21,15 +21,18 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     Integer,
+    String,
     and_,
     bindparam,
     case,
+    column,
     delete,
     func,
     insert,
     literal,
     literal_column,
     select,
+    table,
     text,
     tuple_,
     update,
@@ -402,14 +405,17 @@ def _copies(c: AsyncConnection, conv_id: str, start: str, cut: int, block, new_c
     up = func.lead(path.c.depth).over(order_by=path.c.n)  # the parent's position
     lowest = func.min(path.c.depth).over()  # the lowest copied position: the copy's root is at 0
     # the windows run over the walk's narrow rows; the wide source rows are joined after
-    walk = (
-        select(path.c.id, path.c.depth.label("pos"), up.label("up"), lowest.label("lowest"))
-        .where(path.c.depth >= cut)
-        .subquery("walk")
-    )
+    narrow = select(
+        path.c.id, path.c.depth.label("pos"), up.label("up"), lowest.label("lowest")
+    ).where(path.c.depth >= cut)
+    pg = c.dialect.name == "postgresql"
+    if pg:  # sorted narrow: PostgreSQL then joins in that order and never sorts the wide rows
+        narrow = narrow.order_by(path.c.depth)
+    walk = narrow.subquery("walk")
     w = walk.c
+    tsv: list[Any] = [literal_column("src.search_tsv").label("search_tsv")] if pg else []
     rows = (
-        select(w.pos, w.up, w.lowest, *(m.c[k] for k in _COPY_READ))
+        select(w.pos, w.up, w.lowest, *(m.c[k] for k in _COPY_READ), *tsv)
         .join_from(walk, m, m.c.id == w.id)
         .subquery("rows")
     )
@@ -426,7 +432,19 @@ def _copies(c: AsyncConnection, conv_id: str, start: str, cut: int, block, new_c
         case((jumps, _block_id(c, head, low, r.jump_depth - cut)), else_=None),
         case((jumps, r.jump_depth - r.lowest), else_=None),
         *(r[k] for k in cols),
+        *([_copied_tsv(r.search_tsv, new_conv, user_id)] if pg else []),
     ).order_by(r.pos)  # root first: the new ids, parents and times ascend (see copy_path)
+
+
+def _copied_tsv(source, new_conv, user_id: str):
+    """A copy's ``search_tsv`` (PostgreSQL): its source's less the entries without positions,
+    plus the copy's scope — exactly what ``chatmem_search_tsv`` computes for the copy, with no
+    text parsed (migration 0021 says why it is exact). NULL stays NULL: the insert trigger then
+    computes the value (NULL again: an empty or streaming source)."""
+    scope = func.chatmem_search_scope(
+        literal(user_id), literal(new_conv.id), literal(new_conv.agent_id, String)
+    )
+    return func.ts_filter(source, literal_column("'{a,b,c,d}'")).op("||")(scope)
 
 
 async def copy_path(
@@ -462,7 +480,9 @@ async def copy_path(
     head, low = id_block("msg", top_pos + 1 - cut)
     cols = [k for k in _ALL if k not in _FORK_SET]
     sel = _copies(c, conv_id, start, cut, (head, low), new_conv, user_id, cols)
-    stmt = insert(t.messages).from_select([*_FORK_SET, *cols], sel)
+    names = [*_FORK_SET, *cols, *(["search_tsv"] if c.dialect.name == "postgresql" else [])]
+    # a lightweight table: ``search_tsv`` is PostgreSQL's and not in the schema module
+    stmt = insert(table("messages", *(column(k) for k in names))).from_select(names, sel)
     # the copies' 4 foreign keys each: 40,000 checks in 120 ms instead of 370 (PostgreSQL); the
     # INSERT's own plan is primary-key lookups whatever its parameters
     async with reuse_key_check_plans(c):
