@@ -10,15 +10,20 @@ taken away inside the transaction:
               without the full-text trigger; without both; and with only the primary key left
               (no secondary index either) — the floor of writing the rows; the SELECT alone.
   PostgreSQL  as the fork runs it (``plan_cache_mode = auto``); with the engine's
-              ``force_custom_plan`` (each FK check re-planned); without FK checks
+              ``force_custom_plan`` (each FK check re-planned); with each copy's text parsed
+              again (the ``search_tsv`` trigger made to fire for every row, as the generated
+              column of the code before migration 0021 did); without FK checks
               (``session_replication_role = replica``: needs a superuser, else skipped); also
-              without the GIN index; also without the ``search_tsv`` column; the primary key only;
-              the SELECT alone.
+              without the GIN index; the primary key only; the SELECT alone.
+
+``--text-chars N`` gives the 10,000-deep path's messages texts of about N characters (a
+realistic answer is several hundred) instead of bench/scale.py's ``m<depth>``: parsing and
+indexing grow with the text, the rest does not.
 
 It prints medians in ms. The commit (and SQLite's WAL checkpoint, now in the background) and the
 fork's other statements are not in these figures: bench/scale.py times the whole fork.
 
-    .venv/bin/python bench/fork_floor.py [--reps 7]
+    .venv/bin/python bench/fork_floor.py [--reps 7] [--text-chars 0]
 """
 
 from __future__ import annotations
@@ -59,7 +64,12 @@ SECONDARY = (
 NO_FTS_SQLITE = ["DROP TRIGGER messages_fts_ai"]
 NO_FK_PG = ["SET LOCAL session_replication_role = replica"]
 NO_GIN = ["DROP INDEX idx_messages_fts"]
-NO_TSV = ["ALTER TABLE messages DROP COLUMN search_tsv"]
+#: the insert trigger without its WHEN: every copy's vector computed from its text again
+REPARSE = [
+    "DROP TRIGGER messages_search_tsv_insert ON messages",
+    "CREATE TRIGGER messages_search_tsv_insert BEFORE INSERT ON messages FOR EACH ROW "
+    "EXECUTE FUNCTION chatmem_messages_search_tsv()",
+]
 PK_ONLY = [f"DROP INDEX {i}" for i in (*SECONDARY, "idx_messages_user_recent")]
 
 #: label -> (statements run first in the transaction, run the SELECT alone?, foreign keys on?)
@@ -81,12 +91,39 @@ PG = {
         ["SET LOCAL plan_cache_mode = force_custom_plan"],
         False,
     ),
+    "each copy's text parsed again (before 0021)": (
+        ["SET LOCAL plan_cache_mode = auto", *REPARSE],
+        False,
+    ),
     "without FK checks": (NO_FK_PG, False),
     "  and without the GIN index": (NO_FK_PG + NO_GIN, False),
-    "  and without search_tsv": (NO_FK_PG + NO_GIN + NO_TSV, False),
-    "  and primary key only (floor)": (NO_FK_PG + NO_GIN + NO_TSV + PK_ONLY, False),
+    "  and primary key only (floor)": (NO_FK_PG + NO_GIN + PK_ONLY, False),
     "the SELECT alone": ([], True),
 }
+
+
+#: the words of ``--text-chars`` texts (each message's also carries its depth: no two alike)
+WORDS = (
+    "the quick brown fox jumps over the lazy dog and then explains at length how recursive "
+    "common table expressions work why inverted indexes matter and what the user asked about "
+    "their travel plans to Lisbon next spring "
+)
+
+
+def use_texts(chars: int) -> None:
+    """Make bench/scale.py's messages carry texts of about ``chars`` characters (0: its own)."""
+    if chars <= 0:
+        return
+    plain = scale._msg
+
+    def _msg(*args, **kw):
+        row = plain(*args, **kw)
+        words = f"{row['search_text']} {WORDS * (chars // len(WORDS) + 1)}"[:chars]
+        row["search_text"] = words
+        row["blocks"] = [{"type": "text", "text": words}]
+        return row
+
+    scale._msg = _msg
 
 
 class _Captured(Exception):
@@ -194,7 +231,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--sqlite-only", action="store_true")
+    ap.add_argument("--text-chars", type=int, default=0)
     args = ap.parse_args()
+    use_texts(args.text_chars)
     report("SQLite", run_sqlite(args.reps))
     if not args.sqlite_only:
         out = asyncio.run(run_pg(args.reps))

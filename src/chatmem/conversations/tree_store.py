@@ -469,7 +469,9 @@ async def copy_path(
     then in place when its foreign key is checked (leaf first, a child counted a violation that
     its parent's insert cleared by searching for its children) and the new keys ascend like the
     keys of every index they enter (10,000 copies: 172 -> 146 ms). PostgreSQL checks the keys
-    after the statement: no measurable change there."""
+    after the statement: no measurable change there; it sorts the narrow walk instead of the
+    joined rows (no spill to disk) and copies each source's ``search_tsv`` with the scope
+    swapped (``_copied_tsv``) instead of parsing its text again (docs/data-model.md, "Forks")."""
     row = (
         await c.execute(select(M.depth).where(M.id == start, M.conversation_id == conv_id))
     ).first()
