@@ -18,6 +18,7 @@ from chatmem.db import hot
 from chatmem.db import schema as t
 from chatmem.db.engine import Database
 from chatmem.generation import events, leases
+from chatmem.jobs import queue
 from chatmem.memory.store import fulltext
 
 NOW_MS = 10**12  # times above this are now_ms() when the test ran
@@ -81,6 +82,8 @@ async def _conversation(db, monkeypatch, plain: bool):
         page = await context.path_page_rows(c, cid, f"{cid}a", 10)
         taken = await leases.acquire(c, cid, f"{cid}q", "u1", f"{cid}a:s", 1000, 10, cap=5)
         await leases.release_message(c, f"{cid}a")
+        jobs = [queue.Job("k", DOC, dedupe_key=f"{cid}j"), queue.Job("k", {}, dedupe_key=f"{cid}j")]
+        await queue.enqueue_many(c, [*jobs, queue.Job("k2", {"x": 1}, dedupe_key=f"{cid}k")])
         memories = await fulltext.injectable_top(
             c, "u1", None, 10, per_status=5, constraint_types=("rule", "x"), constraint_limit=5
         )
@@ -119,7 +122,10 @@ async def _stored(db, cid: str) -> list[dict]:
             out += _rows(await c.execute(select(table).where(col == cid).order_by(*table.c)))
         msg = t.stream_events.c.message_id
         out += _rows(await c.execute(select(t.stream_events).where(msg == f"{cid}a")))
-        return out
+        J = t.jobs.c
+        jobs = select(*(col for col in t.jobs.c if col.name != "id"))
+        jobs = jobs.where(J.dedupe_key.startswith(cid)).order_by(J.dedupe_key)
+        return out + _rows(await c.execute(jobs))
 
 
 async def test_hot_statements_answer_and_write_as_sqlalchemy_does(db, monkeypatch):
@@ -143,9 +149,10 @@ async def test_hot_statements_answer_and_write_as_sqlalchemy_does(db, monkeypatc
 
     monkeypatch.setattr(hot, "_run", counted)
     c1, taken_hot, hot_answers = await _conversation(db, monkeypatch, plain=False)
-    # on the driver: all but insert_messages (executemany with RETURNING: SQLAlchemy's)
-    hot_run = ["INSERT", "SELECT", "SELECT", "INSERT", "UPDATE", "INSERT", "INSERT", "WITH"]
-    hot_run += ["INSERT", "DELETE"]  # (the lease's)
+    # all on the driver, insert_messages's two rows as one INSERT … RETURNING
+    hot_run = ["INSERT", "SELECT", "INSERT", "SELECT", "INSERT", "UPDATE", "INSERT", "INSERT"]
+    hot_run += ["WITH"]
+    hot_run += ["INSERT", "DELETE", "INSERT"]  # (the lease's; the jobs')
     assert ran == [*hot_run, "SELECT"]  # the memory read too (an expanding IN)
     c2, taken_sa, sa_answers = await _conversation(db, monkeypatch, plain=True)
     assert taken_hot is None and taken_sa is None
@@ -153,10 +160,11 @@ async def test_hot_statements_answer_and_write_as_sqlalchemy_does(db, monkeypatc
     for a, b in zip(hot_answers, sa_answers, strict=True):
         _same(a, b, c1, c2)
     stored_hot, stored_sa = await _stored(db, c1), await _stored(db, c2)
-    assert len(stored_hot) == len(stored_sa) == 5  # conv, 3 messages, 1 event; lease released
+    # conv, 3 messages, 1 event, 2 jobs (one of the two with the same key left out); no lease
+    assert len(stored_hot) == len(stored_sa) == 7
     for a, b in zip(stored_hot, stored_sa, strict=True):
         _same(a, b, c1, c2)
-    assert stored_hot[-1]["data"] == DOC  # the repeated seq was left as it was
+    assert stored_hot[4]["data"] == DOC  # the event: the repeated seq was left as it was
 
 
 async def test_a_driver_error_is_sqlalchemys_and_rolls_back(db):

@@ -254,7 +254,7 @@ async def insert_messages(c: AsyncConnection, conv, rows: list[dict]) -> dict:
             row[k] = _ROW_DEFAULTS[k]
     # one multi-row INSERT (SQLAlchemy's insertmanyvalues: RETURNING with a list of rows), of a
     # statement compiled once; rows in VALUES were compiled anew on every call
-    return {r.id: r for r in (await c.execute(_INSERT_MESSAGE, values)).all()}
+    return {r.id: r for r in (await hot.execute(c, _INSERT_MESSAGE, values)).all()}
 
 
 @functools.cache

@@ -26,9 +26,9 @@ values and the same driver as SQLAlchemy would, minus that machinery:
 
 Anything the shortcut does not cover falls back to ``conn.execute`` unchanged: a connection with
 no transaction begun yet (SQLAlchemy's autobegin), an invalidated one, a statement whose INSERT
-needs Python-side column defaults, an ``executemany`` of two rows or more with RETURNING
-(SQLAlchemy's "insertmanyvalues" rewrites it into one multi-row INSERT; a list of one row runs as
-that row), an uncacheable statement.
+needs Python-side column defaults, rows with RETURNING beyond one page of SQLAlchemy's
+"insertmanyvalues" (a page is sent as one multi-row INSERT built by SQLAlchemy's own batcher; a
+list of one row runs as that row), an uncacheable statement.
 tests/test_db_hot.py compares every store's hot statement's rows and writes both ways.
 """
 
@@ -54,10 +54,12 @@ class HotResult(IteratorResult):
 class _Plan:
     """One statement compiled for one dialect and one set of parameter names."""
 
-    __slots__ = ("compiled", "expanding", "meta", "positions", "processors", "sql")
+    __slots__ = ("compiled", "expanding", "many_rows", "meta", "positions", "processors", "sql")
 
-    def __init__(self, compiled: Any) -> None:
+    def __init__(self, compiled: Any, many: bool) -> None:
         self.compiled = compiled
+        #: several rows with RETURNING: one multi-row INSERT (SQLAlchemy's "insertmanyvalues")
+        self.many_rows = many and bool(compiled.effective_returning)
         self.sql: str = compiled.string
         self.positions: Sequence[str] = compiled.positiontup or ()
         self.processors = {k: p for k, p in compiled._bind_processors.items() if p is not None}
@@ -81,11 +83,12 @@ def _plan(stmt: Any, dialect: Any, key: tuple, ck: Any, names, many: bool):
         compiled.positional
         and not compiled.insert_prefetch
         and not compiled.update_prefetch
-        and not (many and (compiled.effective_returning or compiled.post_compile_params))
+        and not (many and compiled.post_compile_params)
+        and not (many and compiled.effective_returning and compiled._insertmanyvalues is None)
         and not compiled.literal_execute_params
         and not compiled.schema_translate_map
     )
-    plan = _Plan(compiled) if ok else None
+    plan = _Plan(compiled, many) if ok else None
     if len(_PLANS) < _MAX_PLANS:
         _PLANS[key] = plan
     return plan
@@ -143,12 +146,33 @@ async def execute(
     if plan is None:
         return await c.execute(stmt, params)
     fmt = dialect.execute_sequence_format
-    if many:
+    if plan.many_rows:
+        batch = _one_batch(plan, rows, ck.bindparams, fmt, dialect)
+        if batch is None:
+            return await c.execute(stmt, params)
+        sql, args, many = batch.replaced_statement, batch.replaced_parameters, False
+    elif many:
         bound = [_bound(plan, p, ck.bindparams, fmt) for p in rows]
         sql, args = bound[0][0], [b[1] for b in bound]
     else:
         sql, args = _bound(plan, rows, ck.bindparams, fmt)
     return await _run(sync, fairy.dbapi_connection, plan, sql, args, many)
+
+
+def _one_batch(plan: _Plan, rows: list, extracted: Any, seq_format: Any, dialect: Any):
+    """Several rows with RETURNING as SQLAlchemy sends them: its own batching into one
+    multi-row INSERT (``_deliver_insertmanyvalues_batches``, what ``Connection`` calls); None
+    when it takes more than one statement (more rows than a page: left to SQLAlchemy)."""
+    compiled, procs = plan.compiled, plan.processors
+    values = [compiled.construct_params(p, extracted_parameters=extracted) for p in rows]
+    args = [
+        seq_format([procs[k](v[k]) if k in procs else v[k] for k in plan.positions]) for v in values
+    ]
+    page = dialect.insertmanyvalues_page_size
+    batches = list(
+        compiled._deliver_insertmanyvalues_batches(plan.sql, args, values, None, page, False, None)
+    )
+    return batches[0] if len(batches) == 1 else None
 
 
 async def _run(sync: Any, adapt: Any, plan: _Plan, sql: str, args: Any, many: bool) -> Result:
