@@ -206,3 +206,17 @@ async def test_rowcount_and_fallback_outside_a_transaction(db):
         r = await hot.execute(c, select(t.conversations.c.title))
         assert r.scalars().all() == ["a"]
         await c.rollback()
+
+
+async def test_an_expanding_in_per_list_length(db):
+    """The IN list's statement is kept per length: each call gives SQLAlchemy's answer."""
+    users = [{"id": "e0", "email": "e0@example.com", "created_at": 1, "updated_at": 1}]
+    users += [{**users[0], "id": "e2", "email": "e2@example.com"}]
+    emails = select(t.users.c.id).where(t.users.c.email.in_(bindparam("e", expanding=True)))
+    async with db.write() as c:
+        await c.execute(_INSERT_USER, users)
+        for wanted in (["e0@", "e2@"], ["e2@"], ["e2@", "e0@"], [], ["x", "e0@", "y"]):
+            p = {"e": [f"{w}example.com" if w.endswith("@") else w for w in wanted]}
+            got = sorted((await hot.execute(c, emails, p)).scalars())
+            assert got == sorted((await c.execute(emails, p)).scalars())
+            assert len(got) == sum(w.endswith("@") for w in wanted)

@@ -54,7 +54,17 @@ class HotResult(IteratorResult):
 class _Plan:
     """One statement compiled for one dialect and one set of parameter names."""
 
-    __slots__ = ("compiled", "expanding", "many_rows", "meta", "positions", "processors", "sql")
+    __slots__ = (
+        "compiled",
+        "expanding",
+        "expanding_names",
+        "expansions",
+        "many_rows",
+        "meta",
+        "positions",
+        "processors",
+        "sql",
+    )
 
     def __init__(self, compiled: Any, many: bool) -> None:
         self.compiled = compiled
@@ -64,6 +74,15 @@ class _Plan:
         self.positions: Sequence[str] = compiled.positiontup or ()
         self.processors = {k: p for k, p in compiled._bind_processors.items() if p is not None}
         self.expanding = bool(compiled.literal_execute_params or compiled.post_compile_params)
+        #: the expanding IN parameters (None: one is a tuple IN, expanded anew every time) and
+        #: their expansion by list lengths: (sql, positions, processors, expanded names)
+        self.expanding_names: list[str] | None = [
+            compiled.escaped_bind_names.get(n, n)
+            for n in (compiled.bind_names[b] for b in compiled.post_compile_params)
+        ]
+        if any(b.type._is_tuple_type for b in compiled.post_compile_params):
+            self.expanding_names = None
+        self.expansions: dict[tuple, tuple] = {}
         self.meta: SimpleResultMetaData | None = None  # from the first result's description
 
 
@@ -118,11 +137,31 @@ def _bound(plan: _Plan, params: Mapping | None, extracted: Any, seq_format: Any)
     values = plan.compiled.construct_params(params, extracted_parameters=extracted)
     sql, positions, procs = plan.sql, plan.positions, plan.processors
     if plan.expanding:
-        state = plan.compiled._process_parameters_for_postcompile(values)
-        sql, positions = state.statement, state.positiontup
-        procs = {**procs, **{k: p for k, p in state.processors.items() if p is not None}}
-        values = {**values, **state.parameters}
+        sql, positions, procs, values = _expand(plan, values)
     return sql, seq_format([procs[k](values[k]) if k in procs else values[k] for k in positions])
+
+
+def _expand(plan: _Plan, values: dict) -> tuple:
+    """An expanding IN's statement for these list lengths, SQLAlchemy's rendering
+    (``_process_parameters_for_postcompile``) kept per lengths: (sql, positions, processors,
+    values with the expanded names)."""
+    names = plan.expanding_names
+    try:
+        key = tuple(len(values[n]) for n in names) if names is not None else None
+    except TypeError:  # not a list: SQLAlchemy's rendering says what it makes of it
+        key = None
+    hit = plan.expansions.get(key) if key is not None else None
+    if hit is not None:
+        values = dict(values)
+        for name, expanded in hit[3].items():
+            values.update(zip(expanded, values[name], strict=True))
+        return hit[0], hit[1], hit[2], values
+    state = plan.compiled._process_parameters_for_postcompile(values)
+    procs = {**plan.processors, **{k: p for k, p in state.processors.items() if p is not None}}
+    hit = (state.statement, state.positiontup, procs, state.parameter_expansion)
+    if key is not None and len(plan.expansions) < 64:
+        plan.expansions[key] = hit
+    return hit[0], hit[1], hit[2], {**values, **state.parameters}
 
 
 async def execute(
