@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from . import edge
+from . import edge, routefilter
 from .admin import routes as admin_routes
 from .agents import routes as agents_routes
 from .auth import routes as auth_routes
@@ -270,4 +270,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.mount("/mcp", rt.mcp_app)
     web_routes.mount(app)  # the web UI's static files
     openapi.install(app)
+    routefilter.install(app)  # last: every route is in (a router's regex covers its routes)
     return app

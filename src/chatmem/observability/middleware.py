@@ -28,6 +28,7 @@ import re
 import time
 from typing import Any
 
+from opentelemetry.trace import INVALID_SPAN
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..db.ids import new_id
@@ -40,6 +41,8 @@ REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 HEADER = b"x-request-id"
 #: paths polled by load balancers and Prometheus: their request lines log at debug level
 PROBES = frozenset({"/api/health", "/api/ready", "/metrics"})
+#: the span of every request while tracing is off: its methods do nothing
+NO_SPAN = INVALID_SPAN
 #: error bodies larger than this are passed through untouched (native errors are tiny)
 MAX_ERROR_BODY = 64 * 1024
 
@@ -115,16 +118,14 @@ class _Exchange:
         scope.setdefault("state", {})["request_id"] = self.rid
         scope["chatmem_root_path"] = scope.get("root_path", "") or ""
         tokens = logs.bind(request_id=self.rid)
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        span = mw.telemetry.tracing.server_span(
-            f"HTTP {scope.get('method', '')}",
-            headers,
-            **{"http.request.method": scope.get("method", ""), "url.path": scope.get("path", "")},
-        )
+        span = self._server_span()
         mw.m.http_in_flight.inc()
         try:
-            with mw.telemetry.tracing.use(span):
+            if span is NO_SPAN:
                 await mw.app(scope, self.receive, self._send)
+            else:
+                with mw.telemetry.tracing.use(span):
+                    await mw.app(scope, self.receive, self._send)
         except Exception as exc:
             log.error(
                 "unhandled error on %s %s",
@@ -141,6 +142,19 @@ class _Exchange:
                 mw.m.sse_streams.dec()
             self._finish(span)
             logs.unbind(tokens)
+
+    def _server_span(self) -> Any:
+        """The request's span, continuing the caller's trace; with tracing off, the no-op span
+        without building one (the caller's ``traceparent`` would only ever reach no-op spans)."""
+        tracing, scope = self.mw.telemetry.tracing, self.scope
+        if not tracing.enabled:
+            return NO_SPAN
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        return tracing.server_span(
+            f"HTTP {scope.get('method', '')}",
+            headers,
+            **{"http.request.method": scope.get("method", ""), "url.path": scope.get("path", "")},
+        )
 
     async def _send(self, message: Message) -> None:
         if message["type"] == "http.response.start":
