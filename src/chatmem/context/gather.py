@@ -100,6 +100,7 @@ async def read_tail(
     page: int = PAGE,
     keep_start: bool = False,
     prime=None,
+    known: list[PathRow] | None = None,
 ) -> Tail:
     """Walk up from ``start`` until an intact summary chain, the root, or ``max_tokens`` read.
 
@@ -107,6 +108,9 @@ async def read_tail(
     answering a message inside a summarised range still sees that message verbatim).
     ``prime``: awaited with each page's texts before they are counted (``TokenCounter.prime``
     tokenises the long ones off the event loop).
+    ``known``: the path's first rows from ``start`` up, newest first, when the caller has them
+    (a turn that has just written its question as a root: the whole path) — read from there on
+    only if they do not end at the root.
     """
     index = sm.by_anchor(blocks or [])
     parent_of = await current_parents(c, sm.referenced_ids(blocks or []))
@@ -114,7 +118,10 @@ async def read_tail(
     used = 0
     cur = start
     while cur is not None:
-        batch = await path_page(c, conv_id, cur, page)
+        if known and cur == start:
+            batch = known
+        else:
+            batch = await path_page(c, conv_id, cur, page)
         if not batch:
             break
         if prime is not None:

@@ -219,8 +219,9 @@ def _history(rows: list[gather.PathRow]) -> list[asm.HistoryItem]:
     ]
 
 
-async def _read_tail(c, conv, parent_id, blocks, pol, counter) -> gather.Tail:
-    """The unsummarised tail of the path ending at ``parent_id``, read up to the prompt limit."""
+async def _read_tail(c, conv, parent_id, blocks, pol, counter, known=None) -> gather.Tail:
+    """The unsummarised tail of the path ending at ``parent_id``, read up to the prompt limit
+    (``known``: its first rows when the caller has them, ``gather.read_tail``)."""
     return await gather.read_tail(
         c,
         conv.id,
@@ -230,16 +231,20 @@ async def _read_tail(c, conv, parent_id, blocks, pol, counter) -> gather.Tail:
         max_tokens=pol.limit,
         keep_start=True,
         prime=counter.prime,
+        known=known,
     )
 
 
-async def _assemble(c, *, settings, conv, parent_id, model, principal, rt, blocks, tail=None):
-    """``tail``: the one ``inline_compaction_needed`` read for the same turn in this transaction."""
+async def _assemble(
+    c, *, settings, conv, parent_id, model, principal, rt, blocks, tail=None, known=None
+):
+    """``tail``: the one ``inline_compaction_needed`` read for the same turn in this transaction;
+    ``known``: else the path's first rows when the caller has them (``gather.read_tail``)."""
     pol, budgets = budgets_for(settings, model)
     counter = counter_for(model.encoding)
     static = await _static_sections(c, settings, conv)
     if tail is None:
-        tail = await _read_tail(c, conv, parent_id, blocks, pol, counter)
+        tail = await _read_tail(c, conv, parent_id, blocks, pol, counter, known)
     history = _history(tail.rows)
     query = next((h.text for h in reversed(history) if h.role == "user"), "")
     mem, mem_error = await _memories(
@@ -340,12 +345,14 @@ async def build_turn_context(
     principal,
     rt=None,
     tail: gather.Tail | None = None,
+    known: list[gather.PathRow] | None = None,
 ) -> TurnContext:
     """Provider messages and the context report for the turn answering ``parent_id``. It never
     compacts (that would hold ``c`` across a model call): ``report["compaction"]`` says whether
     compaction is needed; call ``ensure_compacted`` before opening the transaction, as a turn
     does, to compact first. ``tail``: what ``inline_compaction_needed`` read in this
-    transaction (the same walk up the path, not read twice)."""
+    transaction (the same walk up the path, not read twice); ``known``: the path's first rows
+    when the caller has them (a turn that has just written a root question reads no path)."""
     blocks = list(conv.summary_blocks or [])
     pol, counter, tail, out = await _assemble(
         c,
@@ -357,6 +364,7 @@ async def build_turn_context(
         rt=rt,
         blocks=blocks,
         tail=tail,
+        known=known,
     )
     d = _decide(pol, counter, tail, out)
     info = {"needed": d.needed, "inline": d.inline, "reason": d.reason, "ran": False}
@@ -409,7 +417,13 @@ async def ensure_compacted(
 
 
 async def inline_compaction_needed(
-    c: AsyncConnection, *, settings, conv, parent_id: str | None, model: ModelInfo
+    c: AsyncConnection,
+    *,
+    settings,
+    conv,
+    parent_id: str | None,
+    model: ModelInfo,
+    known: list[gather.PathRow] | None = None,
 ) -> tuple[bool, gather.Tail]:
     """Whether the turn answering ``parent_id`` must compact inline first (``ensure_compacted``'s
     check, in the caller's transaction: a turn reads it with its context when it is not), and
@@ -418,10 +432,12 @@ async def inline_compaction_needed(
     Inline compaction is due exactly when the unsummarised tail is longer than the window (the
     read stopped on the limit: ``_decide``'s ``tail_exceeds_window``; every other reason runs
     after the turn), so the tail alone answers — the context is assembled once per turn, by
-    ``build_turn_context``."""
+    ``build_turn_context``. ``known``: the path's first rows when the turn has them (it has just
+    written a root question: then nothing is read)."""
     pol = cp.policy_for(settings, model)
     counter = counter_for(model.encoding)
-    tail = await _read_tail(c, conv, parent_id, list(conv.summary_blocks or []), pol, counter)
+    blocks = list(conv.summary_blocks or [])
+    tail = await _read_tail(c, conv, parent_id, blocks, pol, counter, known)
     return not tail.complete, tail
 
 

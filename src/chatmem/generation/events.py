@@ -44,14 +44,20 @@ class LiveLog:
     the same (text arrives per flush either way); resume stays exact, since an event's sequence
     number and text never change once ``pending()`` has handed it to a writer."""
 
-    def __init__(self, message_id: str, first: list[dict], on_pending=None) -> None:
+    def __init__(
+        self, message_id: str, first: list[dict], on_pending=None, *, durable: bool = True
+    ) -> None:
+        """``first``: the events the log starts with, already in the database (``durable``) or
+        still to be written by the next flush or the turn's final write (the flusher is told)."""
         self.message_id = message_id
         self.events: list[dict] = list(first)
-        self.flushed = len(self.events)  # events[:flushed] are in the database
+        self.flushed = len(self.events) if durable else 0  # events[:flushed] are in the database
         self.closed = False
         self._wake = asyncio.Event()
         self._on_pending = on_pending
         self._open: list[str] | None = None  # the last event's text parts, while it can grow
+        if self.events and not durable and on_pending is not None:
+            on_pending()
 
     @property
     def last_seq(self) -> int:

@@ -84,11 +84,21 @@ class Flusher:
                 else:
                     log.exception("flush failed (the events stay pending for the next one)")
 
+    def _row_blocks(self, runner, now: int) -> list | None:
+        """The partial blocks to write to the turn's row, or None: rewritten at most every
+        ``flush_interval_ms``, and never before there is content (a flush of the first event
+        alone leaves the placeholder's empty blocks, so the next flush's text is written)."""
+        if now - runner.row_written_ms < self.row_ms:
+            return None
+        if not (runner.text or runner.thinking or runner.tool_calls):
+            return None
+        return runner.blocks()
+
     async def flush_all(self) -> int:
         """Write every running turn's pending events and partial row; returns how many turns."""
         now = now_ms()
         batch = [
-            (r, r.live.pending(), r.blocks() if now - r.row_written_ms >= self.row_ms else None)
+            (r, r.live.pending(), self._row_blocks(r, now))
             for r in list(self.state.runners.values())
             if not r.finalizing and r.live.pending()
         ]

@@ -4,8 +4,8 @@ Public API (used by the routes here and by the seed-000 (docs/specs.md) compat l
 
 - ``await start_turn(rt, principal, conv_id, blocks, *, parent_id=None, model=None, metadata=None)``
   → ``TurnIds(user_message_id, assistant_message_id)``: validates, takes the generation lease,
-  writes the user message + assistant placeholder + ``message_start`` event in one transaction and
-  starts the turn detached from the caller. ``parent_id`` given = an explicit parent (edit-and-resend
+  writes the user message + assistant placeholder in one transaction and starts the turn detached
+  from the caller (its ``message_start`` event is stored by the first flush: ``_opened``). ``parent_id`` given = an explicit parent (edit-and-resend
   when it already has a user child); omitted = the active leaf. Raises ApiError (404 conversation,
   422 invalid parent / unknown model, 409 parent streaming or double submit, 429 too many turns).
 - ``await regenerate(rt, principal, conv_id, *, message_id=None, model=None)`` → TurnIds: a new
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..auth.models import Principal
+from ..context.gather import PathRow
 from ..conversations import blocks as blk
 from ..conversations import dag, store, tree_store
 from ..conversations.wire import message_out
@@ -76,8 +77,8 @@ def _found(row, mid: str, what: str = "parent"):
 async def _take_lease(c, rt, p: Principal, conv_id: str, key: str, token: str, now: int):
     """The generation lease of ``key`` for ``token`` (None), or the live holder's token; 429
     when the caller already runs ``max_concurrent_turns`` answers (the cap is checked inside
-    the lease's INSERT: leases.acquire)."""
-    await gstore.lock_user_for_turns(c, p.id)  # PostgreSQL: the cap holds under races
+    the lease's INSERT: leases.acquire; under races it holds because the transaction began by
+    locking the user's row: gstore.conversation_for_turn)."""
     cap = rt.settings.max_concurrent_turns
     ttl = leases.Timing.of(rt.settings).hold_ms
     holder = await leases.acquire(c, conv_id, key, p.id, token, ttl, now, cap=cap)
@@ -150,7 +151,13 @@ async def _question_and_placeholder(
 async def _opened(c, conv_id: str, user_mid: str, mid: str, model: ModelInfo, now: int, added: int):
     """After a turn's rows: the conversation counts ``added`` new messages with the answer as
     its active leaf (the row as updated: the turn's context starts from it instead of reading
-    it again), and the answer's first event. Returns (conversation row, first event)."""
+    it again), and the answer's first event. Returns (conversation row, first event).
+
+    The first event is not written here: the turn's log starts with it pending, and the next
+    flush (``flush_coalesce_ms`` later) or the turn's final write stores it with what follows
+    — a turn that ends before its first flush stores its whole log in one INSERT. Like any
+    event, it is shown only once stored; a process that dies before then leaves no event, and
+    the sweeper's closing event is the log's first."""
     conv_row = await store.touch_conversation(
         c, conv_id, added=added, created_at=now, now=now, leaf=mid, returning=True
     )
@@ -165,7 +172,6 @@ async def _opened(c, conv_id: str, user_mid: str, mid: str, model: ModelInfo, no
             "model_label": "Fast" if model.fast else model.label,
         },
     }
-    await ev.insert_events(c, mid, [start])
     return conv_row, start
 
 
@@ -184,6 +190,7 @@ def _launch(
     request: TurnRequest | None = None,
     user_text: str | None = None,
     conv=None,
+    path: list | None = None,
 ) -> None:
     g = rt.generation
     spec = TurnSpec(
@@ -199,8 +206,9 @@ def _launch(
         started_ms=now,
         user_text=user_text,
         conv=conv,
+        path=path,
     )
-    g.track(TurnRunner(rt, g, spec, ev.LiveLog(mid, [start_event], g.flusher.poke)))
+    g.track(TurnRunner(rt, g, spec, ev.LiveLog(mid, [start_event], g.flusher.poke, durable=False)))
 
 
 async def start_turn(
@@ -221,36 +229,58 @@ async def start_turn(
     blocks = blk.normalize(blocks)
     now = now_ms()
     async with rt.db.write() as c:
-        conv = await store.get_conversation(c, p.id, conv_id, for_update=True)
+        conv = await gstore.conversation_for_turn(c, p.id, conv_id)
         info = rt.providers.resolve(model or conv.model_id or None)
         explicit = parent_id is not None or branch
         parent = parent_id if explicit else conv.active_leaf_id
         prow = None if parent is None else await _reply_parent(c, conv_id, parent, p, explicit)
         mid = new_id("msg")
         token = f"{mid}:{secret_token(18)}"
-        key = parent or "root"
-        holder = await _take_lease(c, rt, p, conv_id, key, token, now)
-        if holder is not None:
-            running = leases.message_of(holder)
-            if not (explicit and await _is_edit(c, running, blocks)):
-                raise Conflict(
-                    "an answer on this branch is already being generated",
-                    code="generation_in_progress",
-                    details={"message_id": running},
-                )
-            # an edit-and-resend while the first version is still answering: its own branch
-            ttl = leases.Timing.of(rt.settings).hold_ms
-            await leases.acquire(c, conv_id, f"{key}/{mid}", p.id, token, ttl, now)
+        await _branch_lease(c, rt, p, conv_id, parent or "root", token, now, explicit, blocks)
         first_turn = conv.message_count == 0
         extra: dict[str, Any] = {"metadata": metadata} if metadata else {}
         uid, conv, start = await _question_and_placeholder(
             c, conv, prow, p, info, blocks, mid, now, extra
         )
     text = blk.visible_text(blocks)
+    # a root question is the whole path its answer's context needs (no read of it)
+    path = [PathRow(uid, None, "user", "complete", text, 0, 0, 0, now)] if prow is None else None
     _launch(
-        rt, p, conv_id, uid, mid, info, token, first_turn, True, start, now, request, text, conv
+        rt,
+        p,
+        conv_id,
+        uid,
+        mid,
+        info,
+        token,
+        first_turn,
+        True,
+        start,
+        now,
+        request,
+        text,
+        conv,
+        path,
     )
     return TurnIds(conv_id, uid, mid)
+
+
+async def _branch_lease(c, rt, p: Principal, conv_id, key, token, now, explicit, blocks):
+    """The generation lease of the branch under ``key`` (409 when an answer there is running,
+    unless this send is an edit-and-resend of it: then a lease of its own branch)."""
+    holder = await _take_lease(c, rt, p, conv_id, key, token, now)
+    if holder is None:
+        return
+    running = leases.message_of(holder)
+    if not (explicit and await _is_edit(c, running, blocks)):
+        raise Conflict(
+            "an answer on this branch is already being generated",
+            code="generation_in_progress",
+            details={"message_id": running},
+        )
+    # an edit-and-resend while the first version is still answering: its own branch
+    ttl = leases.Timing.of(rt.settings).hold_ms
+    await leases.acquire(c, conv_id, f"{key}/{leases.message_of(token)}", p.id, token, ttl, now)
 
 
 async def _reply_parent(c, conv_id: str, parent: str, p: Principal, explicit: bool):
@@ -289,7 +319,7 @@ async def regenerate(
     p = principal
     now = now_ms()
     async with rt.db.write() as c:
-        conv = await store.get_conversation(c, p.id, conv_id, for_update=True)
+        conv = await gstore.conversation_for_turn(c, p.id, conv_id)
         target_id = message_id or conv.active_leaf_id
         if target_id is None:
             raise Unprocessable("there is nothing to regenerate", code="nothing_to_regenerate")

@@ -4,7 +4,7 @@ Why it exists: every statement a turn makes lives in a store (docs/architecture.
 lives"). The tables generation owns have their own modules — ``leases.py`` (generation leases),
 ``events.py`` (the event log) — and the tree's writes (inserting messages, the active leaf) are
 ``conversations/store.py``'s. What is left is here: reading and ending a streaming row, the
-sweeper's scan for orphaned turns, the per-user lock of the turn cap and the title job's reads.
+sweeper's scan for orphaned turns, the turn's conversation and per-user lock (the turn cap) and the title job's reads.
 Each function is one statement on the caller's connection; the caller owns the transaction.
 """
 
@@ -12,13 +12,26 @@ from __future__ import annotations
 
 import functools
 
-from sqlalchemy import ColumnClause, and_, bindparam, exists, func, literal_column, select, update
+from sqlalchemy import (
+    ColumnClause,
+    String,
+    and_,
+    bindparam,
+    exists,
+    func,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
+from ..conversations import store as cstore
 from ..conversations import tree_store
 from ..db import hot
 from ..db import schema as t
+from ..errors import found
+from ..workspaces.store import visible
 
 M = t.messages.c
 C = t.conversations.c
@@ -155,16 +168,36 @@ async def flush_streaming(c: AsyncConnection, mid: str, blocks: list[dict] | Non
 # ── the turn cap, the sweeper ────────────────────────────────────────────────────────────────────
 
 
-async def lock_user_for_turns(c: AsyncConnection, user_id: str) -> None:
-    """Serialise one user's turn starts on PostgreSQL so the concurrency cap holds under races.
+async def conversation_for_turn(c: AsyncConnection, user_id: str, cid: str):
+    """The conversation a turn starts in (``conversations.store.get_conversation``: NotFound
+    unless the user may see it), locked for the turn's transaction on PostgreSQL — and, in the
+    same statement, the user's row, which serialises one user's turn starts so the concurrency
+    cap (counted by the lease's INSERT, a later statement with a later snapshot) holds under
+    races. One statement for what were two (``SELECT … FOR UPDATE`` of the conversation, then
+    of the user). SQLite's ``BEGIN IMMEDIATE`` already serialises every writer.
 
-    FOR NO KEY UPDATE: inserts referencing the user (memories, jobs' rows) take KEY SHARE locks,
-    which this does not conflict with — a plain FOR UPDATE deadlocked against the memory job.
-    """
-    if c.dialect.name == "postgresql":
-        await c.execute(
-            select(t.users.c.id).where(t.users.c.id == user_id).with_for_update(key_share=True)
-        )
+    The user's row is locked FOR NO KEY UPDATE: inserts referencing the user (memories, jobs'
+    rows) take KEY SHARE locks, which this does not conflict with — a plain FOR UPDATE
+    deadlocked against the memory job. The conversation's stays FOR UPDATE, as for every other
+    write to it; the rows are locked in that order (conversation, then user), as before."""
+    if c.dialect.name != "postgresql":
+        return await cstore.get_conversation(c, user_id, cid, for_update=True)
+    row = (
+        await c.execute(_turn_conversation_statement(), {"b_cid": cid, "b_uid": user_id})
+    ).first()
+    return found(row, "conversation not found")
+
+
+@functools.cache
+def _turn_conversation_statement():
+    """``conversation_for_turn``'s SELECT (PostgreSQL), built once. The two locking clauses of
+    different strengths are a suffix: SQLAlchemy renders one ``FOR … OF`` clause only."""
+    uid = bindparam("b_uid", type_=String)
+    return (
+        select(t.conversations)
+        .where(C.id == bindparam("b_cid"), visible(C, uid), t.users.c.id == uid)
+        .suffix_with("FOR UPDATE OF conversations FOR NO KEY UPDATE OF users")
+    )
 
 
 def _live_lease(now: int):

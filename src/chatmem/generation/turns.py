@@ -84,6 +84,9 @@ class TurnSpec:
     user_text: str | None = None
     #: the conversation row as the turn's first transaction left it (no read before the context)
     conv: Any = None
+    #: the answered path's rows, newest first, when the turn wrote all of it (a new root
+    #: question, context.gather.PathRow): the context reads no path
+    path: list | None = None
 
 
 def _with_client_system(messages: list[ChatMessage], req: TurnRequest | None) -> list:
@@ -261,6 +264,7 @@ class TurnRunner:
             principal=spec.principal,
             rt=self.rt,
             tail=tail,
+            known=spec.path,
         )
 
     async def _compaction_due(self, c, conv) -> tuple[bool | None, Any]:
@@ -275,6 +279,7 @@ class TurnRunner:
                 conv=conv,
                 parent_id=self.spec.user_message_id,
                 model=self.spec.model,
+                known=self.spec.path,
             )
         except Exception:
             log.exception("turn %s: inline compaction failed", self.spec.assistant_message_id)
