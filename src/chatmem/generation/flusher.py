@@ -18,7 +18,8 @@ answers were long. A turn that dies is ended from its log (finalize.end_orphan r
 blocks from the durable events), so every event a client saw is in the answer it finds later.
 A flush also renews its turns' leases (one statement): a turn busy streaming is alive by
 definition, and on a starved host the heartbeat alone came late enough for a live turn to be
-swept.
+swept. Only leases last renewed ``flush_interval_ms`` or more ago are renewed (a lease is held
+for half of ``lease_ttl_s``): most flushes of a fast stream, and a turn's first one, skip it.
 
 A transient database failure is retried at once (db/faults.py) and the events stay pending for
 the next flush; repeats are harmless (event inserts ignore rows already stored). A turn ends
@@ -47,6 +48,9 @@ class Flusher:
         self.idle_s = settings.flush_interval_ms / 1000
         self.row_ms = settings.flush_interval_ms
         self.hold_ms = leases.Timing.of(settings).hold_ms
+        #: a flush renews the leases of its turns last renewed at least this long ago (a turn
+        #: streaming fast is flushed every few milliseconds; its lease is held for seconds)
+        self.renew_every_s = settings.flush_interval_ms / 1000
         self._task: asyncio.Task | None = None
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
@@ -70,7 +74,8 @@ class Flusher:
     async def _loop(self) -> None:
         while not self._stopping.is_set():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.idle_s)
+                async with asyncio.timeout(self.idle_s):  # a timer, not a task per wait
+                    await self._wake.wait()
             if self._stopping.is_set():
                 return
             self._wake.clear()
@@ -104,6 +109,8 @@ class Flusher:
         ]
         if not batch:
             return 0
+        started = time.monotonic()
+        due = {r for r, _, _ in batch if started - r.last_renew >= self.renew_every_s}
 
         async def write() -> list:
             lost, rows = [], []
@@ -116,18 +123,18 @@ class Flusher:
                         continue
                     rows += ev.event_rows(mid, pending, now)
                 await ev.insert_rows(c, rows)
-                live = [r.spec.token for r, _, _ in batch if r not in lost]
+                live = [r.spec.token for r, _, _ in batch if r in due and r not in lost]
                 await leases.renew_many(c, live, self.hold_ms, now)
             return lost
 
         lost = await faults.retrying(write, what="flush", attempts=3, base_s=0.02, max_s=0.1)
-        renewed = time.monotonic()
         for runner, pending, blocks in batch:
             if runner in lost:
                 runner.request_stop("lost")
                 continue
             runner.live.mark_flushed(pending[-1]["seq"])
-            runner.last_renew = renewed
+            if runner in due:
+                runner.last_renew = started
             if blocks is not None:
                 runner.row_written_ms = now
         return len(batch)

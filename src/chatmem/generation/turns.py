@@ -121,12 +121,15 @@ class TurnRunner:
         self.first_token_ms: int | None = None  # from the turn's start (telemetry)
         self.last_renew = time.monotonic()  # the lease; flushes renew it too (flusher.py)
         self._helpers_done = asyncio.Event()
+        self._consuming: asyncio.Task | None = None  # the provider stream, while it runs
 
     # ── control ────────────────────────────────────────────────────────────────────────────────
     def request_stop(self, cause: str = "stopped") -> None:
         if self.stop_cause is None:
             self.stop_cause = cause
         self.stop_event.set()
+        if self._consuming is not None:  # the model call (never inside a database call)
+            self._consuming.cancel()
 
     def blocks(self) -> list[dict]:
         return blk.streamed("".join(self.thinking), "".join(self.text), self.tool_calls)
@@ -150,23 +153,33 @@ class TurnRunner:
     async def _run(self) -> None:
         # Helpers are never cancelled: a task cancelled inside a database call can leave its
         # connection mid-transaction (on SQLite, holding the write lock). They stop at a wait.
-        helpers = [asyncio.create_task(self._heartbeat())]  # flushing: flusher.py, per process
+        # The heartbeat's first beat is due ``poll_s`` after the start: its task is created then
+        # (a turn over by that time — a short answer — needs none); flushing: flusher.py.
+        helpers: list[asyncio.Task] = []
+        beat = asyncio.get_running_loop().call_later(
+            self.poll_s, lambda: helpers.append(asyncio.create_task(self._heartbeat()))
+        )
         try:
             outcome = await self._generate()
+            beat.cancel()
             self._helpers_done.set()
             await asyncio.gather(*helpers, return_exceptions=True)
             await self._finalize(*outcome)
         except Exception:  # pragma: no cover - last resort; the sweeper will end the row
             log.exception("turn %s failed while finishing", self.spec.assistant_message_id)
         finally:
+            beat.cancel()
             self._helpers_done.set()
             self.live.close()
             self.state.forget(self)
 
     async def _pause(self, seconds: float) -> bool:
         """Wait between helper iterations; False once the turn is over."""
+        if self._helpers_done.is_set():
+            return False
         try:
-            await asyncio.wait_for(self._helpers_done.wait(), timeout=seconds)
+            async with asyncio.timeout(seconds):  # a timer, not a task per wait
+                await self._helpers_done.wait()
             return False
         except TimeoutError:
             return True
@@ -185,15 +198,13 @@ class TurnRunner:
         except Exception:  # a failing hook or context builder is this turn's error
             log.exception("turn %s: context failed", self.spec.assistant_message_id)
             return ("error", "error", "context_error", TURN_ERRORS["context_error"])
-        consume = asyncio.create_task(self._consume_traced(messages))
-        stopper = asyncio.create_task(self.stop_event.wait())
-        done, _ = await asyncio.wait(
-            {consume, stopper},
-            timeout=self.rt.settings.turn_cap_s,
-            return_when=asyncio.FIRST_COMPLETED,
-        )
-        stopper.cancel()
-        if consume not in done:
+        # one task for the model call: a stop (request_stop) cancels it, the turn cap times it out
+        consume = self._consuming = asyncio.create_task(self._consume_traced(messages))
+        if self.stop_event.is_set():  # asked while the context was read
+            consume.cancel()
+        done, _ = await asyncio.wait({consume}, timeout=self.rt.settings.turn_cap_s)
+        self._consuming = None
+        if not done or (consume.cancelled() and self.stop_event.is_set()):
             consume.cancel()
             await asyncio.gather(consume, return_exceptions=True)
             if not done:
@@ -208,7 +219,7 @@ class TurnRunner:
                     TURN_ERRORS["generation_interrupted"],
                 )
             return ("lost", None, None, None)
-        exc = consume.exception()
+        exc = asyncio.CancelledError() if consume.cancelled() else consume.exception()
         if exc is None:
             return ("complete", self.finish, None, None)
         if isinstance(exc, ProviderError):
@@ -364,8 +375,9 @@ class TurnRunner:
 
     # ── durability ─────────────────────────────────────────────────────────────────────────────
     async def _heartbeat(self) -> None:
-        self.last_renew = time.monotonic()
-        while await self._pause(self.poll_s):
+        """Every ``poll_s`` from ``poll_s`` after the start (``_run``): renew the lease when due,
+        else read it (a stop asked on another replica, or the lease lost to the sweeper)."""
+        while True:
             try:
                 renew = time.monotonic() - self.last_renew >= self.timing.renew_s
                 if renew:
@@ -388,6 +400,8 @@ class TurnRunner:
                     log.warning(
                         "turn %s: heartbeat: database unavailable", self.spec.assistant_message_id
                     )
+            if not await self._pause(self.poll_s):
+                return
 
     async def _finalize(self, status, stop_reason, code, message) -> None:
         spec = self.spec
