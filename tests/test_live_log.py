@@ -63,3 +63,17 @@ async def test_subscribers_see_the_merged_event_once_durable():
     log.close()
     seen = [e async for batch in log.batches(after=1) for e in batch]
     assert seen == [{"seq": 2, "type": "text_delta", "data": {"text": "ab"}}]
+
+
+def test_add_text_is_add_of_a_text_delta():
+    log, pokes = _log()
+    for t in ("Hel", "lo"):
+        log.add_text("text_delta", t)
+    log.add("thinking_delta", {"text": "hm"})
+    log.add_text("text_delta", "!")
+    assert log.pending() == [
+        {"seq": 2, "type": "text_delta", "data": {"text": "Hello"}},
+        {"seq": 3, "type": "thinking_delta", "data": {"text": "hm"}},
+        {"seq": 4, "type": "text_delta", "data": {"text": "!"}},
+    ]
+    assert len(pokes) == 3

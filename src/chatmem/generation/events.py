@@ -79,6 +79,14 @@ class LiveLog:
             self._on_pending()
         return ev
 
+    def add_text(self, type_: str, text: str) -> None:
+        """``add(type_, {"text": text})`` for a delta: while the last event can grow, one append
+        (a turn adds one per token)."""
+        if self._open is not None and self.events[-1]["type"] == type_:
+            self._open.append(text)
+        else:
+            self.add(type_, {"text": text})
+
     def _seal(self) -> None:
         """The growing event takes its final text; later deltas start a new event."""
         if self._open is not None:

@@ -344,7 +344,8 @@ class TurnRunner:
             async for e in agen:
                 # a model's text is made storable (an upstream may send "\ud800" in its JSON)
                 if isinstance(e, TextDelta):
-                    self._text(stops.feed(scrub(e.text)))
+                    text = scrub(e.text)
+                    self._text(stops.feed(text) if stops.stops else text)
                     if stops.stopped:
                         self.finish = "stop_sequence"
                         break
@@ -369,9 +370,10 @@ class TurnRunner:
 
     def _text(self, text: str) -> None:
         if text:
-            self._first_token()
+            if self.first_token_ms is None:
+                self._first_token()
             self.text.append(text)
-            self.live.add("text_delta", {"text": text})
+            self.live.add_text("text_delta", text)
 
     # ── durability ─────────────────────────────────────────────────────────────────────────────
     async def _heartbeat(self) -> None:
