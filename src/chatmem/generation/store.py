@@ -183,7 +183,7 @@ async def conversation_for_turn(c: AsyncConnection, user_id: str, cid: str):
     if c.dialect.name != "postgresql":
         return await cstore.get_conversation(c, user_id, cid, for_update=True)
     row = (
-        await c.execute(_turn_conversation_statement(), {"b_cid": cid, "b_uid": user_id})
+        await hot.execute(c, _turn_conversation_statement(), {"b_cid": cid, "b_uid": user_id})
     ).first()
     return found(row, "conversation not found")
 
