@@ -195,7 +195,8 @@ def _turn_conversation_statement():
     uid = bindparam("b_uid", type_=String)
     return (
         select(t.conversations)
-        .where(C.id == bindparam("b_cid"), visible(C, uid), t.users.c.id == uid)
+        .select_from(t.conversations.join(t.users, t.users.c.id == uid))  # the caller's row
+        .where(C.id == bindparam("b_cid"), visible(C, uid))
         .suffix_with("FOR UPDATE OF conversations FOR NO KEY UPDATE OF users")
     )
 
