@@ -77,3 +77,15 @@ def test_add_text_is_add_of_a_text_delta():
         {"seq": 4, "type": "text_delta", "data": {"text": "!"}},
     ]
     assert len(pokes) == 3
+
+
+def test_first_events_not_yet_stored_wait_for_a_nudge():
+    pokes: list[int] = []
+    start = {"seq": 1, "type": "message_start", "data": {}}
+    log = LiveLog("msg_1", [start], lambda: pokes.append(1), durable=False)
+    assert log.flushed == 0 and log.pending() == [start] and pokes == []  # not shown yet
+    log.nudge()  # the turn calls its model: the next flush takes it
+    assert pokes == [1]
+    log.mark_flushed(1)
+    log.nudge()  # nothing pending: the flusher is not told
+    assert pokes == [1]

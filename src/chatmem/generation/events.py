@@ -48,7 +48,7 @@ class LiveLog:
         self, message_id: str, first: list[dict], on_pending=None, *, durable: bool = True
     ) -> None:
         """``first``: the events the log starts with, already in the database (``durable``) or
-        still to be written by the next flush or the turn's final write (the flusher is told)."""
+        still to be written by a flush or the turn's final write (``nudge`` tells the flusher)."""
         self.message_id = message_id
         self.events: list[dict] = list(first)
         self.flushed = len(self.events) if durable else 0  # events[:flushed] are in the database
@@ -56,8 +56,6 @@ class LiveLog:
         self._wake = asyncio.Event()
         self._on_pending = on_pending
         self._open: list[str] | None = None  # the last event's text parts, while it can grow
-        if self.events and not durable and on_pending is not None:
-            on_pending()
 
     @property
     def last_seq(self) -> int:
@@ -78,6 +76,11 @@ class LiveLog:
         if self._on_pending is not None:
             self._on_pending()
         return ev
+
+    def nudge(self) -> None:
+        """Tell the flusher about pending events added without it (``first``)."""
+        if self.flushed < len(self.events) and self._on_pending is not None:
+            self._on_pending()
 
     def add_text(self, type_: str, text: str) -> None:
         """``add(type_, {"text": text})`` for a delta: while the last event can grow, one append

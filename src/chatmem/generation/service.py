@@ -153,11 +153,13 @@ async def _opened(c, conv_id: str, user_mid: str, mid: str, model: ModelInfo, no
     its active leaf (the row as updated: the turn's context starts from it instead of reading
     it again), and the answer's first event. Returns (conversation row, first event).
 
-    The first event is not written here: the turn's log starts with it pending, and the next
-    flush (``flush_coalesce_ms`` later) or the turn's final write stores it with what follows
-    — a turn that ends before its first flush stores its whole log in one INSERT. Like any
-    event, it is shown only once stored; a process that dies before then leaves no event, and
-    the sweeper's closing event is the log's first."""
+    The first event is not written here: the turn's log starts with it pending, and the first
+    flush after the context is read (``flush_coalesce_ms`` after the model is called:
+    ``TurnRunner._generate``; any flush before, at the latest ``flush_interval_ms``) or the
+    turn's final write stores it with what follows — a turn that ends before its first flush
+    stores its whole log in one INSERT. Like any event, it is shown only once stored; a process
+    that dies before then leaves no event, and the sweeper's closing event is the log's
+    first."""
     conv_row = await store.touch_conversation(
         c, conv_id, added=added, created_at=now, now=now, leaf=mid, returning=True
     )

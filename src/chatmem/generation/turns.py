@@ -198,6 +198,9 @@ class TurnRunner:
         except Exception:  # a failing hook or context builder is this turn's error
             log.exception("turn %s: context failed", self.spec.assistant_message_id)
             return ("error", "error", "context_error", TURN_ERRORS["context_error"])
+        # message_start goes out with the next flush from now (or with a quick answer's final
+        # write): held back while the context was read, it costs no flush of its own
+        self.live.nudge()
         # one task for the model call: a stop (request_stop) cancels it, the turn cap times it out
         consume = self._consuming = asyncio.create_task(self._consume_traced(messages))
         if self.stop_event.is_set():  # asked while the context was read
