@@ -89,3 +89,15 @@ def test_first_events_not_yet_stored_wait_for_a_nudge():
     log.mark_flushed(1)
     log.nudge()  # nothing pending: the flusher is not told
     assert pokes == [1]
+
+
+def test_first_events_are_held_until_a_nudge_or_another_event():
+    start = {"seq": 1, "type": "message_start", "data": {}}
+    log = LiveLog("msg_1", [start], None, durable=False)
+    assert log.held
+    log.nudge()
+    assert not log.held
+    log = LiveLog("msg_1", [start], None, durable=False)
+    log.add("compaction", {"mode": "inline"})  # shown with what comes before it
+    assert not log.held and [e["seq"] for e in log.pending()] == [1, 2]
+    assert not LiveLog("msg_1", [start], None).held  # already stored

@@ -48,10 +48,12 @@ class LiveLog:
         self, message_id: str, first: list[dict], on_pending=None, *, durable: bool = True
     ) -> None:
         """``first``: the events the log starts with, already in the database (``durable``) or
-        still to be written by a flush or the turn's final write (``nudge`` tells the flusher)."""
+        not yet: then ``held`` — flushes leave them (the turn's final write takes them) until
+        ``nudge``, the next event, or ``flush_interval_ms`` (flusher.py)."""
         self.message_id = message_id
         self.events: list[dict] = list(first)
         self.flushed = len(self.events) if durable else 0  # events[:flushed] are in the database
+        self.held = not durable and bool(self.events)
         self.closed = False
         self._wake = asyncio.Event()
         self._on_pending = on_pending
@@ -66,6 +68,7 @@ class LiveLog:
             self._open.append(data["text"])
             return self.events[-1]
         self._seal()
+        self.held = False
         ev = {"seq": len(self.events) + 1, "type": type_, "data": data}
         self.events.append(ev)
         if durable:
@@ -78,7 +81,8 @@ class LiveLog:
         return ev
 
     def nudge(self) -> None:
-        """Tell the flusher about pending events added without it (``first``)."""
+        """Release the ``first`` events to the flusher (and tell it)."""
+        self.held = False
         if self.flushed < len(self.events) and self._on_pending is not None:
             self._on_pending()
 

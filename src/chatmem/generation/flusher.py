@@ -89,6 +89,12 @@ class Flusher:
                 else:
                     log.exception("flush failed (the events stay pending for the next one)")
 
+    def _held(self, runner, now: int) -> bool:
+        """A turn's first event (``message_start``) waits for its model call (events.LiveLog
+        ``held``; a flush woken for another turn would otherwise write it alone, just before a
+        quick answer's final write) — at most ``flush_interval_ms``, the idle flush's bound."""
+        return runner.live.held and now - runner.spec.started_ms < self.row_ms
+
     def _row_blocks(self, runner, now: int) -> list | None:
         """The partial blocks to write to the turn's row, or None: rewritten at most every
         ``flush_interval_ms``, and never before there is content (a flush of the first event
@@ -105,7 +111,7 @@ class Flusher:
         batch = [
             (r, r.live.pending(), self._row_blocks(r, now))
             for r in list(self.state.runners.values())
-            if not r.finalizing and r.live.pending()
+            if not r.finalizing and r.live.pending() and not self._held(r, now)
         ]
         if not batch:
             return 0
