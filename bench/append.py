@@ -22,6 +22,12 @@ CPU is not chatmem's cost, so the ratio that measures chatmem against the ≤ 10
 the lean client's; the httpx ratio is printed beside it, as before, and neither side's raw write
 changed.
 
+A fourth side says what the schema itself costs: the same message written raw, with the same
+driver, into chatmem's own ``messages`` table (its indexes and full-text triggers — SQLite's FTS5
+triggers call ``chatmem_cjk_terms``, registered here as chatmem registers it) and the
+conversation's counters updated. The lean append ÷ this is chatmem's overhead over its own data
+model; the issue's ratio stays the one against the scratch table.
+
 ``--baseline SRC`` (the ``src`` folder of another checkout) serves the same database with that
 code too, driven by the lean client in the same loop: the old code's ratio of the same run.
 
@@ -36,6 +42,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -52,6 +59,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from tests.servers import Server, create_user  # noqa: E402
 
+from chatmem.db.fulltext import cjk_terms  # noqa: E402
 from chatmem.db.migrate import upgrade  # noqa: E402
 from pgtemp import temp_database  # noqa: E402
 
@@ -63,6 +71,43 @@ SCRATCH = (
 )
 
 
+# The same write into chatmem's own tables (``messages`` with its indexes and full-text triggers,
+# the conversation's counters): what the schema itself costs a message, whoever writes it.
+SCHEMA_INSERT = (
+    "INSERT INTO messages (id, conversation_id, parent_id, role, blocks, search_text, user_id, "
+    "created_at, depth) VALUES ($1, $2, $3, 'user', $4::jsonb, $5, $6, $7, $8)"
+)
+SCHEMA_TOUCH = (
+    "UPDATE conversations SET message_count = message_count + 1, active_leaf_id = $1, "
+    "updated_at = $2 WHERE id = $3"
+)
+
+
+def _qmark(sql: str) -> str:
+    """PostgreSQL's ``$n`` placeholders (and casts) as SQLite's ``?``."""
+    return re.sub(r"\$\d+(::\w+)?", "?", sql)
+
+
+class SchemaRow:
+    """The next message of a chain written raw into chatmem's schema (each under the last)."""
+
+    def __init__(self, conversation_id: str, user_id: str) -> None:
+        self.cid, self.uid = conversation_id, user_id
+        self.parent: str | None = None
+        self.depth = 0
+        self.last = ""
+
+    def args(self) -> tuple:
+        self.last, parent = uuid.uuid4().hex, self.parent
+        self.parent, self.depth = self.last, self.depth + 1
+        blocks = json.dumps([{"type": "text", "text": "a logged message"}])
+        now = time.time_ns() // 1_000_000
+        return (self.last, self.cid, parent, blocks, "a logged message", self.uid, now, self.depth)
+
+    def touch_args(self) -> tuple:
+        return (self.last, time.time_ns() // 1_000_000, self.cid)
+
+
 class RawSqlite:
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self.db = conn
@@ -72,6 +117,7 @@ class RawSqlite:
         conn = await aiosqlite.connect(path, isolation_level=None)
         await conn.execute("PRAGMA journal_mode=WAL")
         await conn.execute("PRAGMA synchronous=NORMAL")
+        await conn.create_function("chatmem_cjk_terms", 1, cjk_terms, deterministic=True)
         for s in SCRATCH:
             await conn.execute(s)
         return cls(conn)
@@ -83,6 +129,18 @@ class RawSqlite:
             (uuid.uuid4().hex, text, time.time_ns() // 1_000_000),
         )
         await self.db.execute("UPDATE bench_raw_counts SET n = n + 1 WHERE id = 'c'")
+        await self.db.execute("COMMIT")
+
+    async def owner(self, cid: str) -> str:
+        async with self.db.execute("SELECT user_id FROM conversations WHERE id = ?", (cid,)) as cur:
+            row = await cur.fetchone()
+        assert row is not None
+        return row[0]
+
+    async def append_schema(self, row: SchemaRow) -> None:
+        await self.db.execute("BEGIN IMMEDIATE")
+        await self.db.execute(_qmark(SCHEMA_INSERT), row.args())
+        await self.db.execute(_qmark(SCHEMA_TOUCH), row.touch_args())
         await self.db.execute("COMMIT")
 
     async def close(self) -> None:
@@ -109,6 +167,14 @@ class RawPostgres:
                 time.time_ns() // 1_000_000,
             )
             await self.conn.execute("UPDATE bench_raw_counts SET n = n + 1 WHERE id = 'c'")
+
+    async def owner(self, cid: str) -> str:
+        return await self.conn.fetchval("SELECT user_id FROM conversations WHERE id = $1", cid)
+
+    async def append_schema(self, row: SchemaRow) -> None:
+        async with self.conn.transaction():
+            await self.conn.execute(SCHEMA_INSERT, *row.args())
+            await self.conn.execute(SCHEMA_TOUCH, *row.touch_args())
 
     async def close(self) -> None:
         await self.conn.close()
@@ -172,7 +238,9 @@ async def compare(label: str, db_url: str, raw, n: int, batch: int, baseline: st
     old = (
         Server(db_url, {"PYTHONPATH": str(Path(baseline).resolve())}).start() if baseline else None
     )
-    ms: dict[str, list[float]] = {k: [] for k in ("http", "lean", "raw", "floor", "lean_floor")}
+    ms: dict[str, list[float]] = {
+        k: [] for k in ("http", "lean", "raw", "schema", "floor", "lean_floor")
+    }
     auth = {"Authorization": f"Bearer {key}"}
     lean = LeanClient("127.0.0.1", server.port, auth)
     old_lean = LeanClient("127.0.0.1", old.port, auth) if old else None
@@ -192,10 +260,17 @@ async def compare(label: str, db_url: str, raw, n: int, batch: int, baseline: st
                 await raw.append("a logged message")
                 return 200
 
+            schema_row = SchemaRow(cid, await raw.owner(cid))
+
+            async def raw_schema() -> int:
+                await raw.append_schema(schema_row)
+                return 200
+
             sides = {
                 "http": lambda: via_httpx("POST", path, body),
                 "lean": lambda: via_lean("POST", path, body),
                 "raw": raw_write,
+                "schema": raw_schema,
                 "floor": lambda: via_httpx("GET", "/api/health"),
                 "lean_floor": lambda: via_lean("GET", "/api/health"),
             }
@@ -238,6 +313,9 @@ def _report(label: str, p50: dict[str, float], n: int) -> None:
         f"{pad}  floor, GET /api/health: lean p50 {p50['lean_floor']:.2f} ms → ratio "
         f"{p50['lean_floor'] / w:.1f}   | httpx p50 {p50['floor']:.2f} ms → ratio "
         f"{p50['floor'] / w:.1f}"
+        f"\n{pad}  the same write raw into chatmem's own tables (indexes, full-text triggers): p50 "
+        f"{p50['schema']:.2f} ms → ratio {p50['schema'] / w:.1f}; the lean append is "
+        f"{p50['lean'] / p50['schema']:.1f}× it"
     )
     if "base" in p50:
         print(
