@@ -73,6 +73,27 @@ async def new_conv(c) -> str:
     return r.json()["id"]
 
 
+async def insert_dead_turn(rt, c, cid: str, *, question: list, answer: list):
+    """A question and an answer left ``streaming`` by a process that died (no sweeper ran yet):
+    the answer's row."""
+    from chatmem.conversations import store
+
+    async with rt.db.write() as cx:
+        conv = (await cx.execute(select(t.conversations).where(t.conversations.c.id == cid))).one()
+        q = await store.insert_message(
+            cx, conv, parent_id=None, role="user", blocks=question, user_id=c.user_id
+        )
+        return await store.insert_message(
+            cx,
+            conv,
+            parent_id=q.id,
+            role="assistant",
+            blocks=answer,
+            user_id=c.user_id,
+            status="streaming",
+        )
+
+
 async def stream(c, cid, mid, after=None, via_query=False) -> list[dict]:
     headers, params = {}, {}
     if after is not None:
@@ -656,29 +677,14 @@ async def test_resume_after_a_crash_when_the_client_saw_unsaved_events(db_url):
     ):
         rt = application.state.runtime
         cid = await new_conv(c)
-        from chatmem.conversations import store
-
+        dead = await insert_dead_turn(
+            rt,
+            c,
+            cid,
+            question=[{"kind": "text", "text": "q"}],
+            answer=[{"kind": "text", "text": "saved"}],
+        )
         async with rt.db.write() as cx:
-            conv = (
-                await cx.execute(select(t.conversations).where(t.conversations.c.id == cid))
-            ).one()
-            q = await store.insert_message(
-                cx,
-                conv,
-                parent_id=None,
-                role="user",
-                blocks=[{"kind": "text", "text": "q"}],
-                user_id=c.user_id,
-            )
-            dead = await store.insert_message(
-                cx,
-                conv,
-                parent_id=q.id,
-                role="assistant",
-                blocks=[{"kind": "text", "text": "saved"}],
-                user_id=c.user_id,
-                status="streaming",
-            )
             await cx.execute(
                 insert(t.stream_events),
                 [

@@ -8,10 +8,16 @@ from __future__ import annotations
 
 from sqlalchemy import event, select
 
-from chatmem.conversations import store
 from chatmem.db import schema as t
 from chatmem.generation.sweeper import Sweeper
-from tests.test_generation import client_for, deltas, new_conv, running_app, stream
+from tests.test_generation import (
+    client_for,
+    deltas,
+    insert_dead_turn,
+    new_conv,
+    running_app,
+    stream,
+)
 
 
 class Statements:
@@ -110,22 +116,7 @@ async def test_a_turn_dead_before_its_first_flush_ends_with_the_sweepers_event(d
     ):
         rt = application.state.runtime
         cid = await new_conv(c)
-        async with rt.db.write() as cx:
-            conv = (
-                await cx.execute(select(t.conversations).where(t.conversations.c.id == cid))
-            ).one()
-            q = await store.insert_message(
-                cx, conv, parent_id=None, role="user", blocks=[], user_id=c.user_id
-            )
-            dead = await store.insert_message(
-                cx,
-                conv,
-                parent_id=q.id,
-                role="assistant",
-                blocks=[],
-                user_id=c.user_id,
-                status="streaming",
-            )
+        dead = await insert_dead_turn(rt, c, cid, question=[], answer=[])
         assert await Sweeper(rt).sweep_once() == [dead.id]
         events = await stream(c, cid, dead.id)
         assert [(e["seq"], e["type"]) for e in events] == [(1, "error")]
