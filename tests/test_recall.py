@@ -40,6 +40,15 @@ def total(msgs):
 # ── pure ────────────────────────────────────────────────────────────────────────────────────────
 
 
+@given(st.integers(min_value=-DAY, max_value=253_402_300_799_999))
+def test_day_is_the_utc_calendar_day(ms):
+    """``day``'s integer arithmetic names the day ``datetime`` does (what it replaced)."""
+    import datetime as dt
+
+    want = dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d") if ms > 0 else ""
+    assert rc.day(ms) == want
+
+
 def test_fuse_rewards_agreement_and_breaks_ties_by_recency():
     fused = rc.fuse(["a", "b", "c"], ["c", "a"])
     assert [i for i, _ in fused] == ["a", "c", "b"]
