@@ -91,9 +91,11 @@ async def test_a_turn_runs_few_statements(db_url):
         if pg:
             locked = [s for s in first if "FOR NO KEY UPDATE OF users" in s]
             assert len(locked) == 1 and "FOR UPDATE OF conversations" in locked[0]
-        # SQLite: 2 BEGIN IMMEDIATE + conversation, lease, messages, touch, memories; end, events,
-        # lease release, jobs
-        assert len(first) <= (9 if pg else 11), "\n".join(s[:90] for s in first)
+        # SQLite: 2 BEGIN IMMEDIATE + conversation, lease, messages, touch; end, events, lease
+        # release, jobs — no memory read: the user has none (the conversation's statement says
+        # so)
+        assert not [s for s in first if "memories.memory_text" in s]
+        assert len(first) <= (8 if pg else 10), "\n".join(s[:90] for s in first)
         async with rt.db.read() as cx:
             mid = events[0]["data"]["assistant_message_id"]
             q = select(t.stream_events.c.seq, t.stream_events.c.type).where(
@@ -124,3 +126,38 @@ async def test_a_turn_dead_before_its_first_flush_ends_with_the_sweepers_event(d
         assert events[0]["data"]["recovered"] is True
         msg = (await c.get(f"/api/conversations/{cid}/messages/{dead.id}")).json()
         assert msg["status"] == "error"
+
+
+async def test_a_turn_reads_memories_only_when_there_may_be_some(db_url):
+    """A user with no memory row at the turn's start: its context reads none (the conversation's
+    statement said so: ``may_have_memories``). A "remember …" command of the turn itself, a
+    memory written since an earlier turn, and a workspace's shared memory (whose rows are not
+    the member's) are still in the answer."""
+    async with (
+        running_app(db_url, run_worker=False) as application,
+        client_for(application) as user,
+        client_for(application) as owner,
+        client_for(application) as member,
+    ):
+        rt = application.state.runtime
+        read = "memories.memory_text"  # the memory read's columns (not the probe's EXISTS)
+        cid = await new_conv(user)
+        with Statements(rt.db.engine.sync_engine) as rec:
+            events = await _turn(user, cid, "Hello there", rec)
+            assert not rec.of(read) and "I remember" not in deltas(events)
+            events = await _turn(user, await new_conv(user), "Remember that I like tea.", rec)
+            assert rec.of(read) and "I remember 1 things" in deltas(events)
+            events = await _turn(user, cid, "What do I like?", rec)
+            assert rec.of(read) and "I remember 1 things" in deltas(events)
+        # a workspace conversation: its memory is the workspace's (rows written by its owner)
+        wid = (await owner.post("/api/workspaces", json={"name": "Team"})).json()["id"]
+        r = await owner.post(f"/api/workspaces/{wid}/invites", json={"role": "member"})
+        r = await member.post("/api/workspace-invites/join", json={"token": r.json()["token"]})
+        assert r.status_code == 200, r.text
+        r = await owner.post(f"/api/workspaces/{wid}/memories", json={"memory_text": "Uses Rust"})
+        assert r.status_code == 201, r.text
+        r = await owner.post("/api/conversations", json={"workspace_id": wid, "is_public": True})
+        wcid = r.json()["id"]
+        with Statements(rt.db.engine.sync_engine) as rec:
+            events = await _turn(member, wcid, "Which language?", rec)
+        assert rec.of(read) and "Uses Rust" in deltas(events)

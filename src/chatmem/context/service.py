@@ -236,10 +236,22 @@ async def _read_tail(c, conv, parent_id, blocks, pol, counter, known=None) -> ga
 
 
 async def _assemble(
-    c, *, settings, conv, parent_id, model, principal, rt, blocks, tail=None, known=None
+    c,
+    *,
+    settings,
+    conv,
+    parent_id,
+    model,
+    principal,
+    rt,
+    blocks,
+    tail=None,
+    known=None,
+    memories: bool = True,
 ):
     """``tail``: the one ``inline_compaction_needed`` read for the same turn in this transaction;
-    ``known``: else the path's first rows when the caller has them (``gather.read_tail``)."""
+    ``known``: else the path's first rows when the caller has them (``gather.read_tail``);
+    ``memories`` False: the caller knows there is none to read (no memories section)."""
     pol, budgets = budgets_for(settings, model)
     counter = counter_for(model.encoding)
     static = await _static_sections(c, settings, conv)
@@ -247,8 +259,9 @@ async def _assemble(
         tail = await _read_tail(c, conv, parent_id, blocks, pol, counter, known)
     history = _history(tail.rows)
     query = next((h.text for h in reversed(history) if h.role == "user"), "")
+    budget = budgets.memory_tokens if memories else 0  # (0: no read, an empty section)
     mem, mem_error = await _memories(
-        c, rt, principal, conv, query, budgets.memory_tokens, counter.count, static["agent_mode"]
+        c, rt, principal, conv, query, budget, counter.count, static["agent_mode"]
     )
     found = await _recall(c, rt, settings, conv, parent_id, history, tail, budgets, counter.count)
     inp = asm.ContextInput(
@@ -346,13 +359,17 @@ async def build_turn_context(
     rt=None,
     tail: gather.Tail | None = None,
     known: list[gather.PathRow] | None = None,
+    memories: bool = True,
 ) -> TurnContext:
     """Provider messages and the context report for the turn answering ``parent_id``. It never
     compacts (that would hold ``c`` across a model call): ``report["compaction"]`` says whether
     compaction is needed; call ``ensure_compacted`` before opening the transaction, as a turn
     does, to compact first. ``tail``: what ``inline_compaction_needed`` read in this
     transaction (the same walk up the path, not read twice); ``known``: the path's first rows
-    when the caller has them (a turn that has just written a root question reads no path)."""
+    when the caller has them (a turn that has just written a root question reads no path);
+    ``memories`` False: the caller knows the user has no memory to read (a turn whose first
+    transaction saw none, ``generation/turns.TurnSpec.no_memories``): the section stays empty
+    without a read."""
     blocks = list(conv.summary_blocks or [])
     pol, counter, tail, out = await _assemble(
         c,
@@ -365,6 +382,7 @@ async def build_turn_context(
         blocks=blocks,
         tail=tail,
         known=known,
+        memories=memories,
     )
     d = _decide(pol, counter, tail, out)
     info = {"needed": d.needed, "inline": d.inline, "reason": d.reason, "ran": False}

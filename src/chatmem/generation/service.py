@@ -193,6 +193,7 @@ def _launch(
     user_text: str | None = None,
     conv=None,
     path: list | None = None,
+    no_memories: bool = False,
 ) -> None:
     g = rt.generation
     spec = TurnSpec(
@@ -209,6 +210,7 @@ def _launch(
         user_text=user_text,
         conv=conv,
         path=path,
+        no_memories=no_memories,
     )
     g.track(TurnRunner(rt, g, spec, ev.LiveLog(mid, [start_event], g.flusher.poke, durable=False)))
 
@@ -240,6 +242,7 @@ async def start_turn(
         token = f"{mid}:{secret_token(18)}"
         await _branch_lease(c, rt, p, conv_id, parent or "root", token, now, explicit, blocks)
         first_turn = conv.message_count == 0
+        no_memories = not conv.may_have_memories
         extra: dict[str, Any] = {"metadata": metadata} if metadata else {}
         uid, conv, start = await _question_and_placeholder(
             c, conv, prow, p, info, blocks, mid, now, extra
@@ -263,6 +266,7 @@ async def start_turn(
         text,
         conv,
         path,
+        no_memories,
     )
     return TurnIds(conv_id, uid, mid)
 
@@ -339,6 +343,7 @@ async def regenerate(
                 code="nothing_to_regenerate",
                 details={"message_id": target_id},
             )
+        no_memories = not conv.may_have_memories
         default_model = target.model_id if target.role == "assistant" and not target.fast else None
         info = rt.providers.resolve(model or default_model or conv.model_id or None)
         mid = new_id("msg")
@@ -351,7 +356,21 @@ async def regenerate(
                 details={"message_id": leases.message_of(holder)},
             )
         conv, start = await _placeholder(c, conv, user, p, info, mid, now)
-    _launch(rt, p, conv_id, user.id, mid, info, token, False, False, start, now, conv=conv)
+    _launch(
+        rt,
+        p,
+        conv_id,
+        user.id,
+        mid,
+        info,
+        token,
+        False,
+        False,
+        start,
+        now,
+        conv=conv,
+        no_memories=no_memories,
+    )
     return TurnIds(conv_id, user.id, mid)
 
 

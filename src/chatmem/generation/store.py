@@ -20,13 +20,13 @@ from sqlalchemy import (
     exists,
     func,
     literal_column,
+    or_,
     select,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
-from ..conversations import store as cstore
 from ..conversations import tree_store
 from ..db import hot
 from ..db import schema as t
@@ -179,26 +179,31 @@ async def conversation_for_turn(c: AsyncConnection, user_id: str, cid: str):
     The user's row is locked FOR NO KEY UPDATE: inserts referencing the user (memories, jobs'
     rows) take KEY SHARE locks, which this does not conflict with — a plain FOR UPDATE
     deadlocked against the memory job. The conversation's stays FOR UPDATE, as for every other
-    write to it; the rows are locked in that order (conversation, then user), as before."""
-    if c.dialect.name != "postgresql":
-        return await cstore.get_conversation(c, user_id, cid, for_update=True)
-    row = (
-        await hot.execute(c, _turn_conversation_statement(), {"b_cid": cid, "b_uid": user_id})
-    ).first()
+    write to it; the rows are locked in that order (conversation, then user), as before.
+    The row has one column more, ``may_have_memories``: false when the conversation is the
+    user's own and the user had no memory row at all then (``turns.TurnSpec.no_memories``; a
+    workspace conversation's memories are the workspace's: always true)."""
+    q = _turn_conversation_statement(c.dialect.name == "postgresql")
+    row = (await hot.execute(c, q, {"b_cid": cid, "b_uid": user_id})).first()
     return found(row, "conversation not found")
 
 
 @functools.cache
-def _turn_conversation_statement():
-    """``conversation_for_turn``'s SELECT (PostgreSQL), built once. The two locking clauses of
-    different strengths are a suffix: SQLAlchemy renders one ``FOR … OF`` clause only."""
+def _turn_conversation_statement(pg: bool):
+    """``conversation_for_turn``'s SELECT, built once per dialect: ``get_conversation``'s, plus
+    ``may_have_memories`` (one probe of ``idx_memories_user_status``); on PostgreSQL with the user's
+    row joined and both locks — the two locking clauses of different strengths are a suffix:
+    SQLAlchemy renders one ``FOR … OF`` clause only."""
     uid = bindparam("b_uid", type_=String)
-    return (
-        select(t.conversations)
-        .select_from(t.conversations.join(t.users, t.users.c.id == uid))  # the caller's row
-        .where(C.id == bindparam("b_cid"), visible(C, uid))
-        .suffix_with("FOR UPDATE OF conversations FOR NO KEY UPDATE OF users")
-    )
+    mem = t.memories.c
+    mine = exists(select(mem.id).where(mem.user_id == uid))
+    may = or_(C.workspace_id != "", mine).label("may_have_memories")
+    q = select(t.conversations, may).where(C.id == bindparam("b_cid"), visible(C, uid))
+    if not pg:
+        return q
+    return q.select_from(  # the caller's row
+        t.conversations.join(t.users, t.users.c.id == uid)
+    ).suffix_with("FOR UPDATE OF conversations FOR NO KEY UPDATE OF users")
 
 
 def _live_lease(now: int):

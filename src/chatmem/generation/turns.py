@@ -87,6 +87,9 @@ class TurnSpec:
     #: the answered path's rows, newest first, when the turn wrote all of it (a new root
     #: question, context.gather.PathRow): the context reads no path
     path: list | None = None
+    #: the user had no memory row when the turn's first transaction ran
+    #: (store.conversation_for_turn): the context reads none unless ``before_turn`` wrote one
+    no_memories: bool = False
 
 
 def _with_client_system(messages: list[ChatMessage], req: TurnRequest | None) -> list:
@@ -97,6 +100,13 @@ def _with_client_system(messages: list[ChatMessage], req: TurnRequest | None) ->
         merged = f"{req.system}\n\n{messages[0].content}" if messages[0].content else req.system
         return [ChatMessage("system", merged), *messages[1:]]
     return [ChatMessage("system", req.system), *messages]
+
+
+def _may_have_remembered(report) -> bool:
+    """Whether a ``before_turn`` hook's report leaves open that it wrote a memory: anything but
+    a dict with an empty (or no) ``remembered`` and no ``error`` (memory/hooks.before_turn's
+    report for a message that is no command)."""
+    return not isinstance(report, dict) or bool(report.get("remembered")) or "error" in report
 
 
 class TurnRunner:
@@ -236,10 +246,12 @@ class TurnRunner:
         common case); else compact first and read it again. The reads need not agree with each
         other (``read_snapshots``): the path is one statement, the memories others."""
         rt, spec = self.rt, self.spec
+        memories = not spec.no_memories
         if rt.before_turn is not None and spec.run_hook:
-            await rt.before_turn(
+            done = await rt.before_turn(
                 rt, spec.principal, spec.conv_id, spec.user_message_id, user_text=spec.user_text
             )
+            memories = memories or _may_have_remembered(done)
         await context_service.warm_query(
             rt,
             user_id=spec.principal.id,
@@ -254,12 +266,12 @@ class TurnRunner:
                 conv = await store.get_conversation(c, spec.principal.id, spec.conv_id)
             due, tail = await self._compaction_due(c, conv)
             if due is False:
-                ctx = await self._context(c, conv, tail)
+                ctx = await self._context(c, conv, tail, memories)
         if ctx is None:
             compacted = await self._compact_first() if due else None
             async with rt.db.read_snapshots() as c:
                 conv = await store.get_conversation(c, spec.principal.id, spec.conv_id)
-                ctx = await self._context(c, conv)
+                ctx = await self._context(c, conv, memories=memories)
         context_service.record_compaction(ctx.report, compacted)
         self.report = ctx.report or {}
         self.context_tokens = int(self.report.get("total_tokens") or 0) or sum(
@@ -267,7 +279,7 @@ class TurnRunner:
         )
         return _with_client_system(ctx.messages, spec.request)
 
-    async def _context(self, c, conv, tail=None):
+    async def _context(self, c, conv, tail=None, memories: bool = True):
         spec = self.spec
         return await context_service.build_turn_context(
             c,
@@ -279,6 +291,7 @@ class TurnRunner:
             rt=self.rt,
             tail=tail,
             known=spec.path,
+            memories=memories,
         )
 
     async def _compaction_due(self, c, conv) -> tuple[bool | None, Any]:
