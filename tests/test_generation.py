@@ -424,6 +424,8 @@ async def test_stop_requested_on_another_replica(db_url):
         assert result["messages"][0]["stop_reason"] == "stopped"
         events = await follower_b
         assert events[-1]["type"] == "done" and deltas(events) == "first"
+        # the turn released its lease, stop-marked as it was (leases.release_own)
+        assert await count(rt_b.db, t.conversation_generation_leases) == 0
 
 
 async def test_concurrency_cap(db_url):

@@ -12,6 +12,7 @@ from chatmem.db import schema as t
 from chatmem.generation.sweeper import Sweeper
 from tests.test_generation import (
     client_for,
+    count,
     deltas,
     insert_dead_turn,
     new_conv,
@@ -93,9 +94,17 @@ async def test_a_turn_runs_few_statements(db_url):
             assert len(locked) == 1 and "FOR UPDATE OF conversations" in locked[0]
         # SQLite: 2 BEGIN IMMEDIATE + conversation, lease, messages, touch; end, events, lease
         # release, jobs — no memory read: the user has none (the conversation's statement says
-        # so)
+        # so); PostgreSQL releases the lease in the end's own statement (a WITH)
         assert not [s for s in first if "memories.memory_text" in s]
-        assert len(first) <= (8 if pg else 10), "\n".join(s[:90] for s in first)
+        assert len(first) <= (7 if pg else 10), "\n".join(s[:90] for s in first)
+        release = "DELETE FROM conversation_generation_leases WHERE"
+        if pg:
+            assert not [s for s in first if s.startswith(release)]
+            [end] = [s for s in first if s.startswith("WITH released AS (" + release)]
+            assert "UPDATE messages SET" in end
+        else:  # the turn's own lease, by key: not the prefix scan of an ender without the token
+            [own] = [s for s in first if s.startswith(release)]
+            assert "conversation_id = ?" in own and " LIKE " not in own
         async with rt.db.read() as cx:
             mid = events[0]["data"]["assistant_message_id"]
             q = select(t.stream_events.c.seq, t.stream_events.c.type).where(
@@ -103,6 +112,7 @@ async def test_a_turn_runs_few_statements(db_url):
             )
             stored = sorted((await cx.execute(q)).all())
         assert [tuple(r) for r in stored] == [(e["seq"], e["type"]) for e in events]
+        assert await count(rt.db, t.conversation_generation_leases) == 0  # released, both
         # resume from every event, as before
         for e in events[:-1]:
             tail = await stream(c, cid, mid, after=e["seq"])

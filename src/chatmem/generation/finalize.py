@@ -56,12 +56,16 @@ async def end_message_row(
     events: list[dict],
     terminal: str,
     terminal_data: dict,
+    lease: tuple[str, str] | None = None,
 ) -> tuple[dict, Any] | None:
     """``end_message``, also giving the ended row (the turn's follow-up writes use it instead of
-    reading it again)."""
+    reading it again). ``lease``: (conversation id, owner token) when the caller is the turn
+    holding it: its release is then a key lookup (``leases.release_own``), on PostgreSQL in the
+    row's UPDATE itself (``store.end_streaming``)."""
     if "blocks" in values:
         values = {**values, "search_text": blk.visible_text(values["blocks"])}
-    row = await gstore.end_streaming(c, message_id, values)
+    released = lease is not None and gstore.releases_with_end(c)
+    row = await gstore.end_streaming(c, message_id, values, lease=lease if released else None)
     if row is None:
         return None
     last = events[-1]["seq"] if events else (await ev.bounds(c, message_id))[1] or 0
@@ -70,7 +74,10 @@ async def end_message_row(
         data["message"] = await message_public(c, row, tree_store.returned_branch_info(row))
     final = {"seq": last + 1, "type": terminal, "data": data}
     await ev.insert_events(c, message_id, [*events, final])
-    await leases.release_message(c, message_id)
+    if lease is None:
+        await leases.release_message(c, message_id)
+    elif not released:
+        await leases.release_own(c, *lease)
     return final, row
 
 

@@ -172,7 +172,32 @@ async def release(c: AsyncConnection, token: str) -> None:
 
 
 async def release_message(c: AsyncConnection, message_id: str) -> None:
+    """Release the message's lease whoever holds its token (the sweeper, a stop: an ender that
+    does not know it): a prefix match, which no index serves."""
     await hot.execute(c, delete(t.conversation_generation_leases).where(_of_message(message_id)))
+
+
+async def release_own(c: AsyncConnection, conv_id: str, token: str) -> None:
+    """``release_message`` for the turn that holds ``token`` (stop-marked or not): a range of
+    the conversation's primary key, and a statement built once instead of per call."""
+    await hot.execute(c, _release_own_statement(), own_params(conv_id, token))
+
+
+def own_params(conv_id: str, token: str) -> dict:
+    """The parameters of ``own_deletion`` (``release_own``; generation/store.end_streaming's
+    PostgreSQL statement deletes the lease in its own ``WITH``)."""
+    return {"cid": conv_id, "tok": token, "stop": token + STOP}
+
+
+def own_deletion():
+    """The DELETE of the lease held by a token, stop-marked or not (``own_params``)."""
+    return delete(t.conversation_generation_leases).where(
+        L.conversation_id == bindparam("cid"),
+        L.owner_token.in_([bindparam("tok"), bindparam("stop")]),
+    )
+
+
+_release_own_statement = functools.cache(own_deletion)
 
 
 async def live_token(c: AsyncConnection, message_id: str, now: int) -> str | None:

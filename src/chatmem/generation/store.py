@@ -32,6 +32,7 @@ from ..db import hot
 from ..db import schema as t
 from ..errors import found
 from ..workspaces.store import visible
+from . import leases
 
 M = t.messages.c
 C = t.conversations.c
@@ -122,22 +123,39 @@ async def lock_message(c: AsyncConnection, mid: str) -> None:
 
 
 @functools.cache
-def _end_statement(dialect: str):
+def _end_statement(dialect: str, release: bool = False):
     """``end_streaming``'s UPDATE, built once per dialect: the SET columns come from the
-    parameters of each call (an alias and a subquery cost ~1.4 ms of CPU to build per call)."""
-    return (
+    parameters of each call (an alias and a subquery cost ~1.4 ms of CPU to build per call).
+    ``release`` (PostgreSQL): with the lease's DELETE in its ``WITH`` (``leases.own_deletion``)."""
+    q = (
         update(t.messages)
         .where(M.id == bindparam("b_mid"), M.status == "streaming")
         .returning(*t.messages.c, tree_store.siblings_json(dialect))
     )
+    return q.add_cte(leases.own_deletion().cte("released")) if release else q
 
 
-async def end_streaming(c: AsyncConnection, mid: str, values: dict):
+async def end_streaming(
+    c: AsyncConnection, mid: str, values: dict, *, lease: tuple[str, str] | None = None
+):
     """Update the row only while it is streaming and return it as updated (RETURNING: no second
     read), with ``siblings_json`` (``tree_store.siblings_json``: the ``done`` event's branch info without
-    a read); None when someone else ended it."""
-    q = _end_statement(c.dialect.name)
-    return (await hot.execute(c, q, {**values, "b_mid": mid})).first()
+    a read); None when someone else ended it.
+
+    ``lease`` (conversation id, owner token; PostgreSQL only — ``releases_with_end``): the same
+    statement releases the turn's lease, one round trip for two. It does so whether or not the
+    row was still streaming: a turn that finds its row ended by someone else is over too."""
+    params = {**values, "b_mid": mid}
+    if lease is not None:
+        params.update(leases.own_params(*lease))
+    q = _end_statement(c.dialect.name, lease is not None)
+    return (await hot.execute(c, q, params)).first()
+
+
+def releases_with_end(c: AsyncConnection) -> bool:
+    """Whether ``end_streaming`` can release the lease in its own statement (a data-modifying
+    ``WITH``: PostgreSQL's, not SQLite's)."""
+    return c.dialect.name == "postgresql"
 
 
 async def reopen_interrupted(c: AsyncConnection, mid: str) -> bool:

@@ -511,6 +511,7 @@ class TurnRunner:
         the database was out of reach, put the finished answer back (finalize.reclaim)."""
         mid = self.spec.assistant_message_id
         kw = dict(values=values, events=events, terminal=terminal, terminal_data=terminal_data)
+        kw["lease"] = (self.spec.conv_id, self.spec.token)
         ended = await end_message_row(c, mid, **kw)
         if ended is None:
             done = await ended_with(c, mid, events[-1]["seq"] + 1, terminal)
