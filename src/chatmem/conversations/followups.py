@@ -49,11 +49,16 @@ async def after_append(
     caller's own jobs, queued in the same statement (a first turn's title)."""
     payload = {"conversation_id": conversation_id, "user_id": user_id, "message_id": message_id}
     await schedule_embedding(c, conversation_id)  # debounced by the embeddings settings
+    await enqueue_many(c, jobs_for(payload, delay_ms, also))
+
+
+def jobs_for(payload: dict, delay_ms: int = 0, also: tuple[Job, ...] = ()) -> list[Job]:
+    """The jobs ``after_append`` queues besides the embedding job (``schedule_embedding``), for
+    a caller that queues them in its own statement (``append_store.append_logged``)."""
     if delay_ms > 0:
-        window = Job(FOLLOWUPS, payload, f"followups:{conversation_id}", delay_ms)
-        await enqueue_many(c, [window, *also])
-    else:
-        await enqueue_many(c, [*now_jobs(payload), *also])
+        cid = payload["conversation_id"]
+        return [Job(FOLLOWUPS, payload, f"followups:{cid}", delay_ms), *also]
+    return [*now_jobs(payload), *also]
 
 
 def now_jobs(payload: dict) -> list[Job]:

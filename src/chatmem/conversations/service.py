@@ -14,12 +14,13 @@ from ..contracts.cursor import decode_cursor, encode_cursor
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
-from ..embeddings import schedule_embedding
+from ..db.ids import new_id
+from ..embeddings import embeddings_on, schedule_embedding
 from ..errors import BadRequest, Conflict, Forbidden, TooLarge, Unprocessable
 from ..i18n import default_title, pick_language
 from ..projects import store as projects_store
 from ..workspaces import store as workspaces_store
-from . import dag, followups, store, tree_store
+from . import append_store, dag, followups, store, tree_store
 from .wire import (
     ConversationIn,
     ConversationPatch,
@@ -207,10 +208,26 @@ async def append_message(
 ) -> dict:
     """Log mode: store a caller-supplied message under ``parent_id`` (default: the active leaf;
     ``branch`` with no parent: a new root), dated ``body.created_at`` when given, and schedule the
-    derived work (memory, compaction …) through one debounced job per conversation."""
+    derived work (memory, compaction …) through one debounced job per conversation.
+
+    ``_append_at_once`` does it in one statement (PostgreSQL) or three (SQLite); when that
+    writes nothing — not the user's conversation, a parent not in it, a dangling active leaf,
+    or (PostgreSQL) a concurrent append moved the leaf — ``_append_by_steps`` runs the steps one
+    by one and answers 404 / 422 or repairs the leaf."""
     check_size(body.content, max_bytes, body.metadata)
     now = now_ms()
     check_created_at(body.created_at, now, max_clock_skew_ms)
+    done = await _append_at_once(db, p, cid, body, now, followup_delay_ms)
+    if done is not None:
+        return done
+    return await _append_by_steps(db, p, cid, body, followup_delay_ms)
+
+
+async def _append_by_steps(
+    db: Database, p: Principal, cid: str, body: MessageIn, delay_ms: int
+) -> dict:
+    """``append_message`` a statement per step: the conversation under lock (404), the parent's
+    place (422 for a parent not in it), the INSERT, the counters, the jobs."""
     async with db.write() as c:
         conv = await store.get_conversation(c, p.id, cid, for_update=True)
         # no parent → under the active leaf, unless ``branch`` asks for a new root (edit-and-resend
@@ -243,8 +260,37 @@ async def append_message(
                 await tree_store.newest_leaf(c, cid)
             )  # a dangling pointer: repair it
         await followups.after_append(
-            c, conversation_id=cid, user_id=p.id, message_id=row.id, delay_ms=followup_delay_ms
+            c, conversation_id=cid, user_id=p.id, message_id=row.id, delay_ms=delay_ms
         )
+        info = tree_store.returned_branch_info(row)  # with the INSERT; a root's are read
+        if info is None:
+            [out] = await _with_branches(c, cid, [row], p)
+            return out
+    return message_out(row, info, is_admin=p.is_admin)
+
+
+async def _append_at_once(
+    db: Database, p: Principal, cid: str, body: MessageIn, now: int, delay_ms: int
+) -> dict | None:
+    """``append_message`` through ``append_store.append_logged``: the message, its counters and
+    its jobs in one statement on PostgreSQL, its own transaction unless an embedding job joins
+    it; None when it wrote nothing."""
+    given, root = body.parent_id is not None, body.branch and body.parent_id is None
+    under: append_store.Under = "given" if given else "root" if root else "leaf"
+    created_at = now if body.created_at is None else body.created_at
+    mid = new_id("msg")
+    values = {"id": mid, "role": body.role, "blocks": body.content, "created_at": created_at}
+    values.update(metadata=body.metadata or {}, model_id=body.model or "")
+    payload = {"conversation_id": cid, "user_id": p.id, "message_id": mid}
+    jobs = followups.jobs_for(payload, delay_ms)
+    alone = not db.sqlite and not embeddings_on(db)
+    async with db.write_once() if alone else db.write() as c:
+        row = await append_store.append_logged(
+            c, cid, p.id, under, body.parent_id, values=values, jobs=jobs, now=now
+        )
+        if row is None:
+            return None
+        await schedule_embedding(c, cid)  # (followups.after_append's other half)
         info = tree_store.returned_branch_info(row)  # with the INSERT; a root's are read
         if info is None:
             [out] = await _with_branches(c, cid, [row], p)

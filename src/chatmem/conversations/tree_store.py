@@ -38,7 +38,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.sql.elements import ColumnClause
+from sqlalchemy.sql.elements import ColumnElement
 
 from ..db import schema as t
 from ..db.clock import now_ms
@@ -519,17 +519,18 @@ async def _copied(c: AsyncConnection, conv_id: str, leaf: str, user_id: str) -> 
     return int((await c.execute(busy)).scalar_one())
 
 
-def siblings_json(dialect: str):
+def siblings_json(dialect: str, parent: ColumnElement[str] | None = None):
     """A row's siblings — its parent's children — as a JSON array of ``[id, created_at]``: a
     correlated subquery for a statement's RETURNING on ``messages`` (one probe of the parent
-    index), read back by ``returned_branch_info``. Roots get none (NULL parent)."""
+    index), or for a SELECT of the row with ``parent`` its ``parent_id`` column, read back by
+    ``returned_branch_info``. Roots get none (NULL parent)."""
     s = t.messages.alias("s")
     if dialect == "sqlite":
         agg = func.json_group_array(func.json_array(s.c.id, s.c.created_at))
     else:
         agg = func.json_agg(func.json_build_array(s.c.id, s.c.created_at))
     # spelt out: SQLAlchemy renders an INSERT's RETURNING columns unqualified (ambiguous here)
-    outer: ColumnClause[str] = literal_column("messages.parent_id")
+    outer: ColumnElement[str] = literal_column("messages.parent_id") if parent is None else parent
     return select(agg).where(s.c.parent_id == outer).scalar_subquery().label("siblings_json")
 
 

@@ -141,6 +141,12 @@ def disable(db) -> None:
     _BY_ENGINE.pop(db.engine.sync_engine, None)
 
 
+def enabled(db) -> bool:
+    """Whether the runtime that owns ``db`` (a ``Database``) embeds: ``schedule_embedding``
+    writes something (a caller that must know before it opens a connection)."""
+    return db.engine.sync_engine in _BY_ENGINE
+
+
 def config_for(c) -> DbConfig | None:
     """The embedding config of the runtime that owns connection ``c`` (None = embeddings off)."""
     return _BY_ENGINE.get(c.sync_engine)

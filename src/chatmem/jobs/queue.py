@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from sqlalchemy import text
+from sqlalchemy import bindparam, select, text, union_all
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -100,3 +100,37 @@ async def enqueue_many(c: AsyncConnection, jobs: list[Job]) -> None:
     if jobs:
         now = now_ms()
         await hot.execute(c, _many_statement(c.dialect.name), [_row(j, now) for j in jobs])
+
+
+#: The columns ``_row`` fills, in order (``insert_after``'s parameters: ``j<i>_<column>``).
+_COLUMNS = (
+    "id",
+    "kind",
+    "payload",
+    "dedupe_key",
+    "status",
+    "run_after",
+    "max_attempts",
+    "created_at",
+    "updated_at",
+)
+
+
+def insert_after(source, n: int):
+    """PostgreSQL: an INSERT of ``n`` jobs (``job_params``) for each row of ``source`` (a CTE
+    of the caller's statement that yields one row or none), each skipped as ``enqueue`` would
+    skip it — to run as a data-modifying CTE of that statement: the jobs are written by the
+    statement that writes what they follow, and only if it wrote it."""
+    rows = [
+        select(*(bindparam(f"j{i}_{k}", type_=t.jobs.c[k].type) for k in _COLUMNS)).select_from(
+            source
+        )
+        for i in range(n)
+    ]
+    jobs = rows[0] if n == 1 else union_all(*rows)
+    return _skip_queued(postgresql.insert(t.jobs).from_select(list(_COLUMNS), jobs))
+
+
+def job_params(jobs: list[Job], now: int) -> dict:
+    """``insert_after``'s parameters for ``jobs``."""
+    return {f"j{i}_{k}": v for i, job in enumerate(jobs) for k, v in _row(job, now).items()}

@@ -1,0 +1,147 @@
+"""The log-mode append in one statement (PostgreSQL) or three (SQLite), on both databases
+(conversations/append_store.py): what it writes is what the statement-per-step path wrote —
+jump pointers by ``dag.jump_for``, counters, the debounced job — and it gives way to that path
+when a concurrent transaction moved the active leaf while it waited for the conversation's
+lock. (404, 422 and the dangling-leaf repair: tests/test_isolation.py, tests/test_tree.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from contextlib import contextmanager
+
+from sqlalchemy import event, select
+
+from chatmem.conversations import dag, store
+from chatmem.db import schema as t
+
+from .tree_api import conv, new_conv, say
+
+M = t.messages.c
+J = t.jobs.c
+
+
+async def _rows(db, cid: str) -> dict:
+    async with db.read() as c:
+        rows = (await c.execute(select(t.messages).where(M.conversation_id == cid))).all()
+    return {r.id: r for r in rows}
+
+
+def _expected_place(rows: dict, parent_id: str | None) -> tuple:
+    """(depth, jump_id, jump_depth) of a new child of ``parent_id``, by ``dag.jump_for``."""
+    if parent_id is None:
+        return 0, None, None
+    p = rows[parent_id]
+    jr = rows.get(p.jump_id) if p.jump_id else None
+    jump_jump = (jr.jump_id, jr.jump_depth) if jr is not None else (None, None)
+    jump = dag.jump_for(p.id, p.depth, (p.jump_id, p.jump_depth), jump_jump)
+    return p.depth + 1, *jump
+
+
+async def test_places_follow_jump_for(new_user, app):
+    """Along a chain, a branch under an older message, a new root and below a deleted round,
+    every new row's depth and jump pointer are ``dag.jump_for``'s for its parent as it was."""
+    db = app.state.runtime.db
+    a = await new_user()
+    cid = (await new_conv(a.client))["id"]
+
+    async def append(**how) -> dict:
+        before = await _rows(db, cid)
+        m = await say(a.client, cid, f"m{len(before)}", **how)
+        row = (await _rows(db, cid))[m["id"]]
+        assert (row.depth, row.jump_id, row.jump_depth) == _expected_place(before, m["parent_id"])
+        assert m["depth"] == row.depth
+        return m
+
+    chain = [await append(role=("user", "assistant")[i % 2]) for i in range(40)]
+    assert chain[0]["parent_id"] is None and chain[-1]["parent_id"] == chain[-2]["id"]
+    rows = (await _rows(db, cid)).values()
+    assert any(r.jump_id not in (None, r.parent_id) for r in rows)  # pointers that skip
+    branch = await append(parent=chain[9]["id"])
+    assert (branch["branch_index"], branch["branch_count"]) == (1, 2)
+    for _ in range(6):
+        await append()
+    root = await append(parent=None)
+    assert root["depth"] == 0 and root["branch_count"] == 2
+    # a round whose messages other rows jump to: their children point past it afterwards
+    r = await a.client.delete(f"/api/conversations/{cid}/messages/{chain[30]['id']}")
+    assert r.status_code == 200, r.text
+    r = await a.client.patch(
+        f"/api/conversations/{cid}/active-leaf", json={"leaf_id": chain[-1]["id"]}
+    )
+    assert r.status_code == 200, r.text
+    for _ in range(5):
+        await append()
+    c = await conv(a.client, cid)
+    assert c["message_count"] == len(await _rows(db, cid))
+
+
+@contextmanager
+def _counted(db):
+    """The first word of each statement the calling task runs (not the app's background
+    services): the in-process client runs the app in the caller's task."""
+    seen: list[str] = []
+    task = asyncio.current_task()
+
+    def count(conn, cursor, statement, *args):
+        if asyncio.current_task() is task:
+            seen.append(statement.split(None, 1)[0].upper())
+
+    engine = db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+
+async def test_statements_per_append(new_user, app):
+    """PostgreSQL: one statement, its own transaction; SQLite: the INSERT … SELECT, the
+    counters' UPDATE and the job INSERT. The debounced job is queued once either way."""
+    db = app.state.runtime.db
+    a = await new_user()
+    cid = (await new_conv(a.client))["id"]
+    await say(a.client, cid, "first")
+    with _counted(db) as seen:
+        for i in range(5):
+            await say(a.client, cid, f"more {i}")
+    per = Counter(seen)
+    if db.sqlite:
+        assert per == Counter({"INSERT": 10, "UPDATE": 5}), per
+    else:
+        assert per == Counter({"WITH": 5}), per
+    c = await conv(a.client, cid)
+    assert c["message_count"] == 6
+    async with db.read() as conn:
+        jobs = (await conn.execute(select(J.kind, J.status, J.dedupe_key))).all()
+    assert [tuple(j) for j in jobs] == [("followups", "queued", f"followups:{cid}")]
+
+
+async def test_waits_for_the_lock_and_follows_the_moved_leaf(new_user, app):
+    """An append that waits on a transaction holding the conversation (PostgreSQL: its row
+    lock; SQLite: the write lock) appends under the leaf that transaction committed, and counts
+    on its counters; one that only changed the title appends under the leaf it saw."""
+    db = app.state.runtime.db
+    a = await new_user()
+    cid = (await new_conv(a.client))["id"]
+    first = await say(a.client, cid, "first")
+    async with db.write() as c:
+        row = await store.get_conversation(c, a.id, cid, for_update=True)
+        held = await store.insert_message(
+            c, row, parent_id=first["id"], role="assistant", blocks=[], user_id=a.id
+        )
+        waiting = asyncio.create_task(say(a.client, cid, "after the held one"))
+        await asyncio.sleep(0.5)
+        assert not waiting.done()
+    m = await waiting
+    assert m["parent_id"] == held.id and m["depth"] == 2
+    async with db.write() as c:
+        await store.get_conversation(c, a.id, cid, for_update=True)
+        await store.update_conversation(c, cid, title="renamed")
+        waiting = asyncio.create_task(say(a.client, cid, "after the rename"))
+        await asyncio.sleep(0.5)
+        assert not waiting.done()
+    n = await waiting
+    assert n["parent_id"] == m["id"] and n["depth"] == 3
+    c = await conv(a.client, cid)
+    assert (c["message_count"], c["active_leaf_id"], c["title"]) == (4, n["id"], "renamed")
