@@ -7,13 +7,16 @@ lock. (404, 422 and the dangling-leaf repair: tests/test_isolation.py, tests/tes
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from contextlib import contextmanager
 
 from sqlalchemy import event, select
 
-from chatmem.conversations import dag, store
+from chatmem.conversations import append_store, dag, store
+from chatmem.db import hot
 from chatmem.db import schema as t
+from chatmem.jobs.queue import Job
 
 from .tree_api import conv, new_conv, say
 
@@ -145,3 +148,56 @@ async def test_waits_for_the_lock_and_follows_the_moved_leaf(new_user, app):
     assert n["parent_id"] == m["id"] and n["depth"] == 3
     c = await conv(a.client, cid)
     assert (c["message_count"], c["active_leaf_id"], c["title"]) == (4, n["id"], "renamed")
+
+
+DOC = {"text": "ünïcode ✓", "n": 3, "ok": True, "none": None, "list": [1, 2.5, "x"]}
+
+
+async def _plain(c, stmt, params=None):
+    return await c.execute(stmt, params)
+
+
+async def _appended_three(db, user_id: str) -> tuple[str, list]:
+    """A root, a message under the leaf and a branch under the root, by ``append_logged``:
+    the rows it returned and the rows it wrote (conversation, messages, jobs)."""
+    async with db.write() as c:
+        cid = (await store.insert_conversation_row(c, user_id, title="Tï", now=7)).id
+    got = []
+    for n, (under, parent) in enumerate((("root", None), ("leaf", None), ("given", f"{cid}0"))):
+        values = {"id": f"{cid}{n}", "role": ("user", "assistant")[n % 2], "created_at": 8 + n}
+        values.update(blocks=[{"type": "text", "text": "héllo"}], metadata=DOC, model_id="mö")
+        jobs = [Job("k", DOC, f"{cid}j", 5), Job("k2", {}, f"{cid}k{n}")]
+        async with db.write() as c:
+            row = await append_store.append_logged(
+                c, cid, user_id, under, parent, values=values, jobs=jobs, now=20 + n
+            )
+        got.append(dict(row._mapping))
+    async with db.read() as c:
+        for table, col in ((t.conversations, "id"), (t.messages, "conversation_id")):
+            q = select(table).where(table.c[col] == cid).order_by(table.c.id)
+            got += [dict(r._mapping) for r in (await c.execute(q)).all()]
+        jobs = select(*(col for col in t.jobs.c if col.name != "id"))
+        jobs = jobs.where(J.dedupe_key.startswith(cid)).order_by(J.dedupe_key)
+        got += [dict(r._mapping) for r in (await c.execute(jobs)).all()]
+    return cid, got
+
+
+async def test_on_the_driver_as_through_sqlalchemy(new_user, app, monkeypatch):
+    """``hot.execute`` runs the statements with the answers and writes ``conn.execute`` gives
+    (JSON documents, non-ASCII text, integers, NULL pointers of a root)."""
+    db = app.state.runtime.db
+    a = await new_user()
+    runs = [await _appended_three(db, a.id)]
+    monkeypatch.setattr(hot, "execute", _plain)
+    runs.append(await _appended_three(db, a.id))
+    monkeypatch.undo()
+    (c1, hot_rows), (c2, plain_rows) = runs
+    assert len(hot_rows) == len(plain_rows) == 3 + 1 + 3 + 4  # 4 jobs: one key was queued
+    for x, y in zip(hot_rows, plain_rows, strict=True):
+        keep = {k for k in x if k not in ("updated_at", "created_at", "run_after") or "role" in x}
+        if x.get("parent_id", "") is None:  # a root's siblings are read, not returned (the
+            keep.discard("siblings_json")  # column is meaningless for a root on SQLite)
+        fx = json.dumps({k: x[k] for k in keep}, sort_keys=True, default=repr)
+        fy = json.dumps({k: y[k] for k in keep}, sort_keys=True, default=repr)
+        assert fx.replace(c1, "C") == fy.replace(c2, "C")
+    assert hot_rows[1]["metadata"] == DOC and hot_rows[2]["jump_id"] == f"{c1}0"
