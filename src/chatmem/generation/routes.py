@@ -15,7 +15,7 @@ import re
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from ..auth.deps import CurrentUser, RuntimeDep
@@ -24,6 +24,7 @@ from ..contracts.errors import AUTHED, errors
 from ..conversations import service as conversations
 from ..conversations.service import check_size
 from ..conversations.wire import MessageIn, MessageOut
+from ..edge.streaming import DisconnectAwareStream
 from ..errors import BadRequest
 from ..runtime import Runtime
 from . import service
@@ -60,7 +61,7 @@ def wants_sse(request: Request) -> bool:
 
 def turn_response(rt: Runtime, request: Request, ids: service.TurnIds):
     if wants_sse(request):
-        return StreamingResponse(
+        return DisconnectAwareStream(
             sse_body(rt, ids.assistant_message_id, 0),
             media_type="text/event-stream",
             headers=SSE_HEADERS,
@@ -153,7 +154,7 @@ async def resume(
     await service.check_message(rt, p, cid, mid)
     if await service.fully_delivered(rt, mid, after):
         return Response(status_code=204)
-    return StreamingResponse(
+    return DisconnectAwareStream(
         sse_body(rt, mid, after), media_type="text/event-stream", headers=SSE_HEADERS
     )
 
