@@ -2,7 +2,8 @@
 response. It must send exactly what Starlette's StreamingResponse sends, end an idle stream as
 soon as the client disconnects (closing the body generator, returning normally), let an outside
 cancellation through, raise an error from ``receive``, and not be confused with the
-``asyncio.timeout`` the live log waits under (the SSE keep-alive)."""
+``asyncio.timeout`` the live log waits under (the SSE keep-alive). A ``LastChunk`` (an event
+stream's terminal batch) goes out with the end of the response in one send."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 from starlette.background import BackgroundTask
 from starlette.responses import StreamingResponse
 
-from chatmem.edge.streaming import DisconnectAwareStream
+from chatmem.edge.streaming import DisconnectAwareStream, LastChunk
+from chatmem.generation.sse import ends_stream
 
 FRAMES = ["id: 1\nevent: a\ndata: {}\n\n", ": ping\n\n", "id: 2\nevent: done\ndata: {}\n\n"]
 
@@ -132,3 +134,31 @@ async def test_keepalive_timeouts_are_not_disconnects():
     peer.gone.set()
     await asyncio.wait_for(task, 5)
     assert task.cancelling() == 0
+
+
+@pytest.mark.parametrize("spec", ["2.3", "2.4"])
+async def test_last_chunk_ends_the_response_in_the_same_send(spec):
+    closed: list = []
+
+    async def body():
+        try:
+            yield FRAMES[0]
+            yield LastChunk(FRAMES[1] + FRAMES[2])
+            yield "never sent"
+        finally:
+            closed.append(True)
+
+    peer = Peer()
+    await DisconnectAwareStream(body())(scope(spec), peer.receive, peer.send)
+    assert [(m.get("body"), m.get("more_body")) for m in peer.sent[1:]] == [
+        (FRAMES[0].encode(), True),
+        ((FRAMES[1] + FRAMES[2]).encode(), False),
+    ]
+    assert closed == [True]
+
+
+def test_only_a_terminal_batch_ends_the_stream():
+    assert ends_stream([{"seq": 1, "type": "text"}, {"seq": 2, "type": "done"}])
+    assert ends_stream([{"seq": 3, "type": "error"}])
+    assert not ends_stream([{"seq": 2, "type": "done"}, {"seq": 3, "type": "text"}])
+    assert not ends_stream([])

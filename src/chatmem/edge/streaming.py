@@ -12,8 +12,13 @@ cancels the writer exactly once (``Task.cancel``, which ``asyncio.timeout`` and 
 cancel-counting code inside the stream tell apart from their own), and the response returns
 normally, as Starlette's does. An error raised by ``receive`` ends the stream and is raised, as
 the task group raised it. A cancellation from outside (server shutdown) still propagates. Under a
-spec 2.4 server, and for websockets, Starlette's own code runs unchanged. The bytes sent and
-their order are Starlette's: ``stream_response`` itself writes them.
+spec 2.4 server, and for websockets, Starlette's own call runs unchanged.
+
+A body iterator that knows a chunk is its last (an event stream's terminal event) yields it as
+``LastChunk``: it is sent with ``more_body: False`` — the data and the end of the response in one
+``send`` (one write by the server) instead of two, so the client also gets the end at once — and
+the iterator is closed. Every other chunk is sent as Starlette sends it; the body's bytes are the
+same either way.
 """
 
 from __future__ import annotations
@@ -25,6 +30,13 @@ from starlette.types import Receive, Scope, Send
 
 #: the spec versions whose servers report a disconnect only through ``receive``
 _WATCHED = frozenset({"2.0", "2.1", "2.2", "2.3"})
+
+
+class LastChunk(str):
+    """The last chunk of a body, text like any other (code that joins a body's chunks sees a
+    ``str``): the response ends with it (see the module's docstring)."""
+
+    __slots__ = ()
 
 
 class _Watch:
@@ -49,6 +61,22 @@ async def _watch(receive: Receive, writer: asyncio.Task, out: _Watch) -> None:
 
 class DisconnectAwareStream(StreamingResponse):
     """``StreamingResponse`` with the disconnect watched by one task instead of a task group."""
+
+    async def stream_response(self, send: Send) -> None:
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        body = self.body_iterator
+        async for chunk in body:
+            last = isinstance(chunk, LastChunk)
+            data = chunk if isinstance(chunk, bytes | memoryview) else chunk.encode(self.charset)
+            await send({"type": "http.response.body", "body": data, "more_body": not last})
+            if last:
+                aclose = getattr(body, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+                return
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         spec = scope.get("asgi", {}).get("spec_version", "2.0")

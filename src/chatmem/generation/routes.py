@@ -24,12 +24,12 @@ from ..contracts.errors import AUTHED, errors
 from ..conversations import service as conversations
 from ..conversations.service import check_size
 from ..conversations.wire import MessageIn, MessageOut
-from ..edge.streaming import DisconnectAwareStream
+from ..edge.streaming import DisconnectAwareStream, LastChunk
 from ..errors import BadRequest
 from ..runtime import Runtime
 from . import service
 from .contracts import SSE_RESPONSE, ModelList, Stopped, TurnStarted
-from .sse import PING, frames
+from .sse import PING, ends_stream, frames
 
 router = APIRouter(tags=["generation"], responses=errors(*AUTHED))
 #: ``POST /api/conversations/{cid}/messages``: documented with the conversation routes
@@ -48,11 +48,17 @@ class StopIn(Input):
 
 
 async def sse_body(rt: Runtime, message_id: str, after: int):
-    """SSE text for a message's events after ``after``, with ``: ping`` while nothing happens."""
+    """SSE text for a message's events after ``after``, with ``: ping`` while nothing happens;
+    the batch with the terminal event ends the response in the same write (``LastChunk``)."""
     async for batch in service.follow_batches(
         rt, message_id, after, idle_s=rt.settings.ping_interval_s
     ):
-        yield frames(batch) if batch else PING
+        if not batch:
+            yield PING
+        elif ends_stream(batch):
+            yield LastChunk(frames(batch))
+        else:
+            yield frames(batch)
 
 
 def wants_sse(request: Request) -> bool:

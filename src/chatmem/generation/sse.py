@@ -22,6 +22,11 @@ def frames(events: list[dict]) -> str:
     return "".join(frame(e) for e in events)
 
 
+def ends_stream(events: list[dict]) -> bool:
+    """Whether these are a stream's last events: a follower stops after a terminal event."""
+    return bool(events) and events[-1]["type"] in TERMINAL
+
+
 def parse(text: str) -> list[dict]:
     """Parse an SSE body into ``{"seq", "type", "data"}`` dicts (comments skipped); for clients/tests."""
     out = []

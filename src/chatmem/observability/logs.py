@@ -102,7 +102,7 @@ class JsonFormatter(structlog.stdlib.ProcessorFormatter):
             ed = proc(None, method, ed)
         for proc in self.processors:
             ed = proc(None, method, ed)
-        return ed  # type: ignore[no-any-return]
+        return ed
 
 
 def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> None:

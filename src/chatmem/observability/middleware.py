@@ -92,6 +92,24 @@ class RequestTelemetry:
         self.app = app
         self.telemetry = telemetry
         self.m = telemetry.metrics
+        # the labelled children of the two per-request metrics, as ``labels()`` returns them
+        # (it takes a lock and normalises the values on every call); never removed, so the
+        # same objects prometheus_client exports
+        self._counts: dict[tuple[str, str, int], Any] = {}
+        self._durations: dict[tuple[str, str], Any] = {}
+
+    def record(self, method: str, route: str, status: int, seconds: float) -> None:
+        """Count one answered request and observe its time to first byte."""
+        count = self._counts.get((method, route, status))
+        if count is None:
+            count = self.m.http_requests.labels(method, route, str(status))
+            self._counts[(method, route, status)] = count
+        duration = self._durations.get((method, route))
+        if duration is None:
+            duration = self.m.http_duration.labels(method, route)
+            self._durations[(method, route)] = duration
+        count.inc()
+        duration.observe(seconds)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -171,10 +189,18 @@ class _Exchange:
     async def _start(self, message: Message) -> None:
         self.ttfb = time.perf_counter()
         self.status = int(message["status"])
-        headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != HEADER]
+        headers = []
+        ctype = None  # the first content-type's value
+        for k, v in message.get("headers", ()):
+            name = k.lower()
+            if name == HEADER:
+                continue
+            if ctype is None and name == b"content-type":
+                ctype = v
+            headers.append((k, v))
         headers.append((HEADER, self.rid.encode()))
         message = {**message, "headers": headers}
-        ctype = next((v for k, v in headers if k.lower() == b"content-type"), b"")
+        ctype = ctype or b""
         if ctype.startswith(b"text/event-stream"):
             self.sse = True
             self.mw.m.sse_streams.inc()
@@ -227,19 +253,19 @@ class _Exchange:
         await self.send({"type": "http.response.body", "body": body})
 
     def _finish(self, span: Any) -> None:
-        scope, m = self.scope, self.mw.m
+        scope = self.scope
         method = scope.get("method", "")
         route = route_label(scope)
         end = time.perf_counter()
         first = self.ttfb if self.ttfb is not None else end
-        m.http_requests.labels(method, route, str(self.status)).inc()
-        m.http_duration.labels(method, route).observe(first - self.t0)
-        span.update_name(f"{method} {route}")
-        span.set_attribute("http.route", route)
-        span.set_attribute("http.response.status_code", self.status)
-        if self.status >= 500:
-            span.set_status(self.mw.telemetry.tracing.error_status(str(self.status)))
-        span.end()
+        self.mw.record(method, route, self.status, first - self.t0)
+        if span is not NO_SPAN:  # with tracing off, its methods do nothing
+            span.update_name(f"{method} {route}")
+            span.set_attribute("http.route", route)
+            span.set_attribute("http.response.status_code", self.status)
+            if self.status >= 500:
+                span.set_status(self.mw.telemetry.tracing.error_status(str(self.status)))
+            span.end()
         path = scope.get("path", "")
         level = logging.DEBUG if path in PROBES else logging.INFO
         if self.status >= 500:
