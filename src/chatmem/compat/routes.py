@@ -8,10 +8,10 @@ envelope (see envelope.py). The chat turn answers with the reply as a plain-text
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import StreamingResponse
 from fastapi.routing import APIRoute
 
 from ..auth.deps import CurrentUser, RuntimeDep
+from ..edge.streaming import DisconnectAwareStream
 from . import chat, envelope, memories, service
 from .contracts import (
     AgentConversationMessagesPage,
@@ -49,8 +49,8 @@ def text_stream(description: str) -> dict:
     return {"description": description, "content": {"text/plain": {"schema": {"type": "string"}}}}
 
 
-def text_reply(turn: chat.ChatTurn, request: Request) -> StreamingResponse:
-    return StreamingResponse(
+def text_reply(turn: chat.ChatTurn, request: Request) -> DisconnectAwareStream:
+    return DisconnectAwareStream(
         chat.reply_text(turn),
         media_type="text/plain; charset=utf-8",
         headers={**STREAM_HEADERS, **turn.headers, "x-request-id": envelope.request_id(request)},

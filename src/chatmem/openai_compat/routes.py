@@ -13,11 +13,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 
 from ..auth.deps import CurrentUser, RuntimeDep
 from ..contracts.errors import AUTHED, errors
 from ..contracts.openapi import schema_ref
+from ..edge.streaming import DisconnectAwareStream, LastChunk
 from ..generation import service as generation
 from ..generation.sse import TERMINAL
 from . import service, transcript
@@ -118,6 +119,10 @@ async def _chunks(rt, turn: service.V1Turn, include_usage: bool) -> AsyncIterato
 
     answer = _Answer()
     yield chunk({"role": "assistant", "content": ""})
+    # one write per batch of events (each a chunk of its own), not one per token; the terminal
+    # batch's chunks go out with the closing ones, ending the response (the log ends with it)
+    out: list[str] = []
+    ended = False
     async for batch in generation.follow_batches(
         rt, turn.assistant_message_id, 0, idle_s=rt.settings.ping_interval_s
     ):
@@ -126,16 +131,22 @@ async def _chunks(rt, turn: service.V1Turn, include_usage: bool) -> AsyncIterato
         for e in batch:
             delta = answer.add(e)
             if delta:
-                yield chunk(delta)
+                out.append(chunk(delta))
             if e["type"] in TERMINAL:
+                ended = True
                 break
+        if out and not ended:
+            yield "".join(out)
+            out = []
     if answer.error:
-        yield _data({"error": answer.error})
+        out.append(_data({"error": answer.error}))
     else:
-        yield chunk({}, answer.finish_reason)
+        out.append(chunk({}, answer.finish_reason))
         if include_usage:
-            yield _data({**base, "choices": [], "usage": answer.usage or transcript.usage_of({})})
-    yield "data: [DONE]\n\n"
+            usage = answer.usage or transcript.usage_of({})
+            out.append(_data({**base, "choices": [], "usage": usage}))
+    out.append("data: [DONE]\n\n")
+    yield LastChunk("".join(out))
 
 
 async def _complete(rt, turn: service.V1Turn) -> JSONResponse:
@@ -192,7 +203,7 @@ async def chat_completions(
     turn = await service.start(rt, p, body, request.headers.get(service.CONVERSATION_HEADER))
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        return StreamingResponse(
+        return DisconnectAwareStream(
             _chunks(rt, turn, include_usage),
             media_type="text/event-stream",
             headers={**STREAM_HEADERS, **_headers(turn)},
