@@ -2,8 +2,10 @@
 
 Runs the real application (``create_app``) under uvicorn with SQLAlchemy event listeners that
 count every statement and transaction the process executes, and one extra route,
-``GET /__bench/stats``, answering ``{"statements", "transactions", "cpu_s", "by_statement"}``
-(``cpu_s`` = this process's user + system CPU time). A benchmark reads it before and after a
+``GET /__bench/stats``, answering ``{"statements", "transactions", "round_trips", "cpu_s",
+"by_statement", "by_round_trip"}`` (``cpu_s`` = this process's user + system CPU time;
+``round_trips``: PostgreSQL's, counted on asyncpg's calls that wait for the server — a simple
+query (BEGIN, COMMIT, ROLLBACK, a ping), a prepared statement's execution, a prepare). A benchmark reads it before and after a
 series of turns and divides: statements, transactions and server CPU per turn, exactly.
 
     python bench/counted_server.py --port 8123      # settings from CHATMEM_* as for serve
@@ -28,8 +30,9 @@ from chatmem.config import get_settings
 from chatmem.db.migrate import upgrade
 from chatmem.observability import logs
 
-COUNTS = {"statements": 0, "transactions": 0}
+COUNTS = {"statements": 0, "transactions": 0, "round_trips": 0}
 BY_STATEMENT: collections.Counter[str] = collections.Counter()
+BY_ROUND_TRIP: collections.Counter[str] = collections.Counter()
 TRACE = bool(os.environ.get("CHATMEM_BENCH_TRACE"))
 PROFILE: list = [] if os.environ.get("CHATMEM_BENCH_PROFILE") else None  # type: ignore[assignment]
 
@@ -85,6 +88,38 @@ def _count_rollback(conn):
     COUNTS["transactions"] += 1
 
 
+def _count_round_trips() -> None:
+    """Wrap asyncpg's waiting calls (PostgreSQL round trips) with a counter by kind."""
+    try:
+        from asyncpg.connection import Connection
+        from asyncpg.prepared_stmt import PreparedStatement
+    except ImportError:  # pragma: no cover - SQLite-only install
+        return
+
+    def counted(fn, kind_of):
+        async def wrapper(self, *args, **kw):
+            kind = kind_of(args)
+            COUNTS["round_trips"] += 1
+            BY_ROUND_TRIP[kind] += 1
+            return await fn(self, *args, **kw)
+
+        return wrapper
+
+    def simple(args):  # Connection.execute: a simple query (no arguments) or a statement
+        if len(args) > 1:
+            return "statement"
+        word = str(args[0]).split(None, 1)[0].rstrip(";").upper() if args else "?"
+        return "ping" if word == "SELECT" else word.lower()
+
+    Connection.execute = counted(Connection.execute, simple)  # type: ignore[method-assign]
+    Connection.executemany = counted(Connection.executemany, lambda a: "statement")  # type: ignore[method-assign]
+    Connection.prepare = counted(Connection.prepare, lambda a: "prepare")  # type: ignore[method-assign]
+    PreparedStatement.fetch = counted(PreparedStatement.fetch, lambda a: "statement")  # type: ignore[method-assign]
+
+
+_count_round_trips()
+
+
 def build():
     s = get_settings()
     upgrade(s.database_url)
@@ -95,11 +130,13 @@ def build():
         out = {**COUNTS, "cpu_s": time.process_time()}
         if detail:
             out["by_statement"] = dict(BY_STATEMENT.most_common())
+            out["by_round_trip"] = dict(BY_ROUND_TRIP.most_common())
         return out
 
     @app.post("/__bench/reset", include_in_schema=False)
     async def reset():
         BY_STATEMENT.clear()
+        BY_ROUND_TRIP.clear()
         if PROFILE is not None:
             PROFILE.clear()
             PROFILE.append(cProfile.Profile(time.process_time))  # CPU, not waits

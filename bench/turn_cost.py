@@ -90,13 +90,15 @@ async def _turns(c: httpx.AsyncClient, n: int) -> dict:
         assert last == "done", last
     await asyncio.sleep(0.5)  # the last turn's closing writes
     after = (await c.get("/__bench/stats")).json()
-    return {k: after[k] - before[k] for k in ("statements", "transactions", "cpu_s")}
+    fields = ("statements", "transactions", "round_trips", "cpu_s")
+    return {k: after.get(k, 0) - before.get(k, 0) for k in fields}
 
 
 def _per_turn(total: dict, turns: int) -> dict:
     return {
         "statements": total["statements"] / turns,
         "transactions": total["transactions"] / turns,
+        "round_trips": total["round_trips"] / turns,
         "cpu_ms": total["cpu_s"] * 1000 / turns,
     }
 
@@ -124,7 +126,8 @@ async def measure(db_url: str, turns: int, tokens: int, opts: argparse.Namespace
         proc.terminate()
         proc.wait(timeout=30)
     top = list(after["by_statement"].items())[: None if opts.all else 12]
-    return {**_per_turn(total, turns), "top": top}
+    trips = after.get("by_round_trip", {})
+    return {**_per_turn(total, turns), "top": top, "trips": trips}
 
 
 async def compare(db_url: str, turns: int, tokens: int, opts: argparse.Namespace) -> dict:
@@ -132,7 +135,8 @@ async def compare(db_url: str, turns: int, tokens: int, opts: argparse.Namespace
     key = create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com")
     servers = {"new": _server(db_url, tokens, {}), "baseline": None}
     servers["baseline"] = _server(db_url, tokens, {}, opts.baseline)
-    totals = {name: {"statements": 0, "transactions": 0, "cpu_s": 0.0} for name in servers}
+    fields = ("statements", "transactions", "round_trips", "cpu_s")
+    totals = {name: dict.fromkeys(fields, 0.0) for name in servers}
     per_round: dict[str, list[float]] = {name: [] for name in servers}
     rounds = max(1, opts.rounds)
     k = max(1, turns // rounds)
@@ -168,8 +172,10 @@ def report_compare(name: str, r: dict, turns: int) -> None:
     print(f"{name}: per demo turn, this code vs the baseline (alternating rounds, {turns} each)")
     new, old = r["new"], r["baseline"]
     print(f"  {'':14}{'new':>9}{'baseline':>10}{'ratio':>8}")
-    for field, label in (("statements", "statements"), ("transactions", "transactions")):
-        print(f"  {label:14}{new[field]:9.1f}{old[field]:10.1f}{new[field] / old[field]:8.2f}")
+    for field in ("statements", "transactions", "round_trips"):
+        if old[field]:
+            label = field.replace("_", " ")
+            print(f"  {label:14}{new[field]:9.1f}{old[field]:10.1f}{new[field] / old[field]:8.2f}")
     print(
         f"  {'server CPU ms':14}{new['cpu_ms']:9.1f}{old['cpu_ms']:10.1f}"
         f"{new['cpu_ms'] / old['cpu_ms']:8.2f}"
@@ -186,6 +192,9 @@ def report(name: str, r: dict, turns: int) -> None:
     print(f"{name}: per demo turn (mean of {turns} sequential turns)")
     print(f"  statements    {r['statements']:6.1f}   (target <= 15)")
     print(f"  transactions  {r['transactions']:6.1f}")
+    if r["round_trips"]:
+        trips = ", ".join(f"{k} {n / turns:.1f}" for k, n in r["trips"].items())
+        print(f"  round trips   {r['round_trips']:6.1f}   ({trips})")
     print(f"  server CPU    {r['cpu_ms']:6.1f} ms (target <= 6)")
     print("  most frequent statements (count over the measured turns):")
     for sql, n in r["top"]:
