@@ -16,6 +16,7 @@ import httpx
 import pytest
 from sqlalchemy import insert, text
 
+from chatmem.db import engine as engine_mod
 from chatmem.db import faults
 from chatmem.db import schema as t
 from chatmem.db.engine import Database
@@ -291,5 +292,175 @@ async def test_a_pooled_connection_the_server_closed_is_replaced_at_checkout(db_
         await asyncio.sleep(0.2)
         async with db.read() as c:
             assert (await c.execute(text("SELECT pg_backend_pid()"))).scalar() != pid
+    finally:
+        await db.dispose()
+
+
+# ── no pre-ping: a transaction's BEGIN checks the pooled connection (engine._first_trip) ──────
+
+
+async def _kill(dsn: str, pids: list[int]) -> None:
+    """Terminate ``pids``' backends and wait until each has exited (PostgreSQL 14+)."""
+    killer = await asyncpg.connect(dsn)
+    try:
+        for pid in pids:
+            assert await killer.fetchval("SELECT pg_terminate_backend($1, 10000)", pid)
+    finally:
+        await killer.close()
+
+
+async def _pooled(db: Database, n: int) -> list:
+    """Open ``n`` pooled connections at once; their asyncpg connections."""
+    conns: list = []
+    hold = asyncio.Event()
+
+    async def one() -> None:
+        async with db.read() as c:
+            await c.execute(text("SELECT 1"))
+            conns.append(c.sync_connection.connection.dbapi_connection._connection)
+            await hold.wait()
+
+    tasks = [asyncio.create_task(one()) for _ in range(n)]
+    while len(conns) < n:
+        await asyncio.sleep(0.01)
+    hold.set()
+    await asyncio.gather(*tasks)
+    return conns
+
+
+def test_killing_a_servers_pooled_connections_costs_no_request(db_url):
+    """Every pooled connection of a real ``chatmem serve`` killed while idle (a restart, an
+    idle-session timeout): the next requests — a read, a lone write outside a transaction, a
+    write transaction, the health check — all answer normally, none is a 503 (no pre-ping)."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("pg_terminate_backend is PostgreSQL's")
+    key = create_user(db_url, "pooled@example.com")
+    server = Server(db_url, env_extra=ENV).start()
+    dsn = _pg_dsn(db_url)
+    try:
+        with httpx.Client(
+            base_url=server.base, headers={"Authorization": f"Bearer {key}"}, timeout=60
+        ) as c:
+            cid = c.post("/api/conversations", json={}).json()["id"]
+            for round_ in range(3):
+                pids = asyncio.run(_server_pids(dsn))
+                assert pids, "the server holds no connection"
+                asyncio.run(_kill(dsn, pids))
+                answers = [
+                    c.get("/api/conversations").status_code,
+                    c.post("/api/conversations", json={}).status_code,
+                    c.post(
+                        f"/api/conversations/{cid}/messages",
+                        json={"content": f"round {round_}", "generate": False},
+                    ).status_code,
+                    c.get("/api/health").status_code,
+                ]
+                assert answers == [200, 201, 201, 200], answers
+                assert not set(pids) & set(asyncio.run(_server_pids(dsn)))
+    finally:
+        server.stop()
+
+
+async def _server_pids(dsn: str) -> list[int]:
+    conn = await asyncpg.connect(dsn)
+    try:
+        rows = await conn.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+        )
+        return [r["pid"] for r in rows]
+    finally:
+        await conn.close()
+
+
+async def test_a_transaction_on_a_connection_dead_unnoticed_begins_on_a_new_one(db_url):
+    """The backends die while the event loop is busy, so asyncpg has not seen them close: a
+    transaction's BEGIN fails as a disconnect and is sent again on a new connection — the
+    caller sees nothing. A lone statement outside a transaction on a connection idle for
+    ``PING_AFTER_IDLE_S`` is pinged first and also succeeds; one on a connection in steady
+    use is not pinged, and fails as a 503 ``database_unavailable`` (the documented trade)."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("pg_terminate_backend is PostgreSQL's")
+    db = Database(db_url)
+    dsn = _pg_dsn(db.url)
+
+    def kill_all_blocking() -> None:  # the loop does not run meanwhile: no close is noticed
+        def kill() -> None:
+            asyncio.run(_kill(dsn, asyncio.run(_server_pids(dsn))))
+
+        killer = threading.Thread(target=kill)
+        killer.start()
+        killer.join()
+
+    try:
+        old = await _pooled(db, 2)
+        kill_all_blocking()
+        assert not any(c.is_closed() for c in old)
+        async with db.write() as c:
+            await c.execute(
+                insert(t.users).values(id="u_k", email="k@x", created_at=1, updated_at=1)
+            )
+            pid = (await c.execute(text("SELECT pg_backend_pid()"))).scalar()
+        assert pid not in {c.get_server_pid() for c in old}
+
+        await _pooled(db, 2)  # steady use: a lone statement is not pinged
+        kill_all_blocking()
+        with pytest.raises(Exception) as lone:
+            async with db.write_once() as c:
+                await c.execute(text("UPDATE users SET updated_at = 2 WHERE id = 'u_k'"))
+        err = faults.api_error(lone.value)
+        assert err is not None and err.code == "database_unavailable"
+
+        await _pooled(db, 2)
+        kill_all_blocking()
+        engine_mod.PING_AFTER_IDLE_S, saved = 0.0, engine_mod.PING_AFTER_IDLE_S  # "idle"
+        try:
+            async with db.write_once() as c:
+                await c.execute(text("UPDATE users SET updated_at = 3 WHERE id = 'u_k'"))
+        finally:
+            engine_mod.PING_AFTER_IDLE_S = saved
+        async with db.read_once() as c:
+            stored = await c.execute(text("SELECT updated_at FROM users WHERE id = 'u_k'"))
+            assert stored.scalar() == 3
+    finally:
+        await db.dispose()
+
+
+async def test_a_begin_cancelled_in_flight_does_not_pool_its_connection(db_url, monkeypatch):
+    """Cancelled with its BEGIN sent and unanswered, a block's connection is closed, not
+    pooled: the server may have begun a transaction nobody would end, which would hold a later
+    lone write uncommitted (invisible to everyone else, lost with the connection)."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("asyncpg's")
+    from sqlalchemy.dialects.postgresql.asyncpg import AsyncAdapt_asyncpg_connection as Adapt
+
+    db = Database(db_url, pool_size=1)
+    try:
+        async with db.read() as c:  # one pooled connection
+            await c.execute(text("SELECT 1"))
+        original = Adapt._start_transaction
+
+        async def cancelled_in_flight(self):
+            begin = asyncio.ensure_future(original(self))
+            await asyncio.sleep(0)  # BEGIN written, its answer not read yet
+            begin.cancel()
+            raise asyncio.CancelledError
+
+        monkeypatch.setattr(Adapt, "_start_transaction", cancelled_in_flight)
+        with pytest.raises(asyncio.CancelledError):
+            async with db.write() as c:
+                pass
+        monkeypatch.setattr(Adapt, "_start_transaction", original)
+        async with db.write_once() as c:
+            await c.execute(
+                insert(t.users).values(id="u_c", email="c@x", created_at=1, updated_at=1)
+            )
+        other = await asyncpg.connect(_pg_dsn(db.url))
+        try:
+            assert await other.fetchval("SELECT count(*) FROM users WHERE id = 'u_c'") == 1
+        finally:
+            await other.close()
+        async with db.write() as c:  # and a transaction begins normally
+            await c.execute(text("SELECT 1"))
     finally:
         await db.dispose()

@@ -6,7 +6,9 @@ Accepted URLs: ``sqlite:///path``, ``sqlite+aiosqlite:///path``, ``postgresql://
 SQLite has one writer at a time. Write transactions start with ``BEGIN IMMEDIATE`` (so two writers
 never deadlock on a lock upgrade) behind an in-process lock (so waiting writers queue instead of
 spinning on ``busy_timeout``); reads use plain deferred transactions and WAL lets them run beside a
-writer. PostgreSQL needs none of this.
+writer. PostgreSQL needs none of this; there a pooled connection is not pinged at checkout: a
+transaction's BEGIN is the check, sent again on a new connection when it finds the old one dead
+(``_first_trip``).
 
 SQLite's WAL is checkpointed in the background (``WAL_CHECKPOINT_BYTES``): by default SQLite copies
 the WAL into the database inside the COMMIT that pushes it past 1,000 pages, so whichever request
@@ -22,10 +24,12 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 from urllib.parse import quote
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.ext.asyncio.base import _run_to_completion
 from sqlalchemy.util.concurrency import await_, greenlet_spawn
@@ -47,8 +51,15 @@ WAL_CHECKPOINT_EVERY_S = 1.0
 log = logging.getLogger(__name__)
 
 
+#: PostgreSQL: a block outside a transaction (``read_once``, ``write_once``) whose pooled
+#: connection last finished a block this long ago or more is pinged first (``_first_trip``)
+PING_AFTER_IDLE_S = 1.0
+#: the monotonic time a pooled connection last finished a block (or was opened): its ``info`` key
+_ALIVE_AT = "chatmem_alive_at"
+
+
 def _ping_once(dbapi_connection) -> bool:
-    """PostgreSQL's pre-ping: ``SELECT 1`` over the simple protocol, one round trip."""
+    """PostgreSQL's ping: ``SELECT 1`` over the simple protocol, one round trip."""
     try:
         await_(dbapi_connection._connection.execute("SELECT 1"))
     except Exception as error:  # translated as the adapter's own ping does (disconnect checks)
@@ -118,18 +129,15 @@ class Database:
                 echo=echo,
                 pool_size=pool_size,
                 max_overflow=20,
-                pool_pre_ping=True,
+                pool_pre_ping=False,  # the block's first round trip checks instead (_first_trip)
                 connect_args={"server_settings": {"plan_cache_mode": "force_custom_plan"}},
             )
             self._install_pg_hooks()
 
     def _install_pg_hooks(self) -> None:
-        # pool_pre_ping stays on (a connection the server closed is replaced at checkout), but
-        # the ping is one round trip: asyncpg's adapter pings with BEGIN, a prepared ``;`` and
-        # ROLLBACK — three round trips on every checkout, ~4 checkouts a demo turn (the
-        # transaction is for pgbouncer's transaction mode, which a simple-protocol query outside
-        # a transaction does not need).
-        self.engine.sync_engine.dialect.do_ping = _ping_once  # type: ignore[method-assign]
+        @event.listens_for(self.engine.sync_engine, "connect")
+        def _opened(_dbapi_conn, record):  # pragma: no cover - exercised by every PG test
+            record.info[_ALIVE_AT] = time.monotonic()  # a new connection needs no ping
 
         @event.listens_for(self.engine.sync_engine, "handle_error")
         def _broken_connection(ctx):  # pragma: no cover - exercised by the fault tests
@@ -220,7 +228,7 @@ class Database:
     async def _transaction(self, begin: str | None) -> AsyncIterator[AsyncConnection]:
         """A pooled connection in a transaction opened with ``begin`` (SQLite: ``BEGIN`` or
         ``BEGIN IMMEDIATE``, sent with the first statement: sqlite_driver.py; PostgreSQL: any
-        non-None value, asyncpg's adapter sends BEGIN before the first statement) or none
+        non-None value, BEGIN sent at once as the connection's check: ``_first_trip``) or none
         (``None``: autocommit, each statement its own); committed, then the ``after_commit``
         callbacks run; rolled back and returned to the pool on any exception or cancellation.
 
@@ -311,8 +319,10 @@ def _open(engine: Engine, begin: str | None, sqlite: bool) -> Connection:
     try:
         if sqlite:
             sync.info["chatmem_begin"] = begin or ""  # "": pysqlite's autocommit mode
-        elif begin is None:  # reset to the pool's level when the connection goes back
-            sync.execution_options(isolation_level="AUTOCOMMIT")
+        else:
+            _first_trip(sync, begin is not None)
+            if begin is None:  # reset to the pool's level when the connection goes back
+                sync.execution_options(isolation_level="AUTOCOMMIT")
         sync.begin()
     except BaseException:
         sync.close()
@@ -320,11 +330,56 @@ def _open(engine: Engine, begin: str | None, sqlite: bool) -> Connection:
     return sync
 
 
+def _first_trip(sync: Connection, transaction: bool) -> None:
+    """(In a greenlet, PostgreSQL) the pooled connection proven alive by the block's own first
+    round trip, instead of a pre-ping per checkout (one round trip each, ~4 a demo turn).
+
+    A transaction's BEGIN is sent here (asyncpg's adapter would send it before the first
+    statement anyway) and is the check: when it fails as a disconnect (a backend killed while
+    the connection sat in the pool, a restart, a failover) nothing can have been written, so
+    the connection is invalidated — with the rest of the pool, as SQLAlchemy's pre-ping did —
+    and the BEGIN is sent once more on a new one. A block outside a transaction has no such
+    harmless first trip: its connection is pinged when asyncpg has seen it closed or when it
+    last finished a block ``PING_AFTER_IDLE_S`` or more ago (a connection in steady use is not;
+    one whose backend died unnoticed since fails its statement: a 503 ``database_unavailable``,
+    as one dying right after a ping did). Any failure after this point propagates as before.
+    Cancelled while the BEGIN or ping is out, the connection is closed, not pooled: whether the
+    server began a transaction is unknown, and a session left in one would hold every later
+    block's statements uncommitted."""
+    for last in (False, True):
+        fairy = sync.connection  # a new pooled connection after an invalidation
+        adapt: Any = fairy.dbapi_connection
+        try:
+            if transaction:
+                await_(adapt._start_transaction())
+            elif (
+                adapt._connection.is_closed()
+                or time.monotonic() - fairy.info.get(_ALIVE_AT, 0.0) >= PING_AFTER_IDLE_S
+            ):
+                _ping_once(adapt)
+            return
+        except sync.dialect.loaded_dbapi.Error as error:
+            try:  # SQLAlchemy's handling: wrapped, disconnect checks, hooks, invalidation
+                sync._handle_dbapi_exception(error, _FIRST[transaction], None, None, None)
+            except DBAPIError as wrapped:
+                if last or not wrapped.connection_invalidated:
+                    raise
+        except BaseException:
+            adapt._connection.terminate()
+            sync.invalidate()
+            raise
+
+
+_FIRST = {True: "BEGIN", False: "SELECT 1"}
+
+
 def _finish(sync: Connection) -> list[Callable[[], object]]:
     """(In a greenlet) commit, then return the connection to the pool: its ``after_commit``
     callbacks (taken before another task can check the connection out)."""
     sync.commit()
-    callbacks = sync.info.pop(_AFTER_COMMIT, [])
+    info = sync.info
+    callbacks = info.pop(_AFTER_COMMIT, [])
+    info[_ALIVE_AT] = time.monotonic()  # it just answered (PostgreSQL's _first_trip)
     sync.close()
     return callbacks
 
