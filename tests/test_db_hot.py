@@ -10,7 +10,7 @@ back through SQLAlchemy) are compared column by column: JSON documents, millisec
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import bindparam, event, exc, insert, select
+from sqlalchemy import bindparam, event, exc, insert, select, update
 
 from chatmem.context import store as context
 from chatmem.conversations import store as conversations
@@ -220,3 +220,33 @@ async def test_an_expanding_in_per_list_length(db):
             got = sorted((await hot.execute(c, emails, p)).scalars())
             assert got == sorted((await c.execute(emails, p)).scalars())
             assert len(got) == sum(w.endswith("@") for w in wanted)
+
+
+async def test_a_plans_later_runs_answer_as_its_first(db):
+    """After its first result (which gives the plan its row keys) a statement's runs read no
+    description (PostgreSQL's path): rows, no rows, RETURNING nothing, and row counts answer
+    as SQLAlchemy's."""
+    by_id = select(t.conversations.c.id, t.conversations.c.title).where(
+        t.conversations.c.id == bindparam("cid")
+    )
+    renamed = (
+        update(t.conversations)
+        .where(t.conversations.c.id == bindparam("cid"))
+        .values(title=bindparam("title"))
+        .returning(t.conversations.c.title)
+    )
+    async with db.write() as c:
+        cid = (await conversations.insert_conversation_row(c, "u1", title="a")).id
+        for _ in range(3):
+            assert (await hot.execute(c, by_id, {"cid": cid})).one()._asdict() == {
+                "id": cid,
+                "title": "a",
+            }
+            assert (await hot.execute(c, by_id, {"cid": "nope"})).first() is None
+            assert (await hot.execute(c, renamed, {"cid": "nope", "title": "x"})).first() is None
+            none = await hot.execute(c, by_id, {"cid": "nope"})
+            assert none.all() == [] and none.rowcount in (0, -1)
+            assert (await hot.execute(c, _TOUCH, {"b_cid": cid})).rowcount == 1
+            assert (await hot.execute(c, _TOUCH, {"b_cid": "nope"})).rowcount == 0
+        assert (await hot.execute(c, renamed, {"cid": cid, "title": "b"})).scalar() == "b"
+        assert (await hot.execute(c, renamed, {"cid": cid, "title": "c"})).scalar_one() == "c"

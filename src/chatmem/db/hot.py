@@ -12,8 +12,8 @@ values and the same driver as SQLAlchemy would, minus that machinery:
   call only ``construct_params`` and the bind processors (JSON serialising, …) run;
 - run by the driver adapter's own async code on the connection the caller's transaction holds
   (``sqlite_driver.OneTripCursor._trip``: one trip to aiosqlite's thread; asyncpg's adapter:
-  its prepared-statement cache and its lazy BEGIN) — so the transaction, its locks and its
-  commit are SQLAlchemy's as before; no greenlet;
+  its prepared-statement cache, in the transaction ``engine._first_trip`` began) — so the
+  transaction, its locks and its commit are SQLAlchemy's as before; no greenlet;
 - rows come back as a ``Result`` (``.one()``, ``.first()``, ``.all()``, ``.scalar()``, attribute
   access by column key) with the result processors SQLAlchemy would apply (JSON parsing on
   SQLite), plus ``rowcount``;
@@ -34,6 +34,7 @@ tests/test_db_hot.py compares every store's hot statement's rows and writes both
 
 from __future__ import annotations
 
+import re
 import types
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -48,7 +49,20 @@ from sqlalchemy.util.concurrency import greenlet_spawn
 class HotResult(IteratorResult):
     """A buffered result plus the statement's ``rowcount``."""
 
-    rowcount: int = -1
+    #: the driver's row count, or PostgreSQL's status message ("UPDATE 1") it is read from
+    _status: int | str | None = -1
+
+    @property
+    def rowcount(self) -> int:
+        status = self._status
+        if isinstance(status, int):
+            return status
+        found = _ROWCOUNT.match(status or "")
+        return int(found.group(1)) if found else -1
+
+
+#: asyncpg's adapter's reading of a status message (``AsyncAdapt_asyncpg_cursor``)
+_ROWCOUNT = re.compile(r"(?:SELECT|UPDATE|DELETE|INSERT \d+) (\d+)")
 
 
 class _Plan:
@@ -215,15 +229,19 @@ def _one_batch(plan: _Plan, rows: list, extracted: Any, seq_format: Any, dialect
 
 
 async def _run(sync: Any, adapt: Any, plan: _Plan, sql: str, args: Any, many: bool) -> Result:
-    cursor = adapt.cursor()
     dispatch = sync.engine.dispatch  # (a connection's own joins it anew per connection)
-    context = types.SimpleNamespace(executemany=many) if dispatch.before_cursor_execute else None
+    listened = bool(dispatch.before_cursor_execute)
+    one_pg = not many and sync.dialect.name == "postgresql"  # asyncpg, without the cursor
+    cursor: Any = adapt.cursor() if listened or not one_pg else None
+    context = types.SimpleNamespace(executemany=many) if listened else None
     if context is not None:
         for fn in dispatch.before_cursor_execute:
             fn(sync, cursor, sql, args, context, many)
     try:
-        if sync.dialect.name == "postgresql":
-            await (cursor._executemany if many else cursor._prepare_and_execute)(sql, args)
+        if one_pg:
+            description, rows, status = await _pg_fetch(adapt, sql, args, plan.meta is None)
+        elif sync.dialect.name == "postgresql":
+            await cursor._executemany(sql, args)
         else:
             await (cursor._executemany_async if many else cursor._execute_async)(sql, args)
     except Exception as error:
@@ -231,15 +249,33 @@ async def _run(sync: Any, adapt: Any, plan: _Plan, sql: str, args: Any, many: bo
     if context is not None:
         for fn in dispatch.after_cursor_execute:
             fn(sync, cursor, sql, args, context, many)
-    description = cursor.description
-    if description:
-        if plan.meta is None:
-            plan.meta = _metadata(plan, description, sync.dialect)
-        result = HotResult(plan.meta, iter(list(cursor._rows)))
-    else:
-        result = HotResult(_NO_ROWS, iter(()))
-    result.rowcount = cursor.rowcount
+    if not one_pg:
+        description, rows, status = cursor.description, list(cursor._rows), cursor.rowcount
+    if description and plan.meta is None:
+        plan.meta = _metadata(plan, description, sync.dialect)
+    meta = plan.meta if description and plan.meta is not None else _NO_ROWS
+    result = HotResult(meta, iter(rows if description else ()))
+    result._status = status
     return result
+
+
+async def _pg_fetch(adapt: Any, sql: str, args: Any, describe: bool) -> tuple:
+    """One statement on asyncpg as the adapter's cursor runs it (``_prepare_and_execute``: the
+    same mutex, lazy BEGIN, per-connection prepared-statement cache and ``fetch``), minus the
+    cursor: (description, rows, status message). The description is built only for a plan's
+    first result (``True`` after that when the statement returns rows); the row count is read
+    from the status only when asked (``HotResult.rowcount``)."""
+    async with adapt._execute_mutex:
+        if adapt._transaction is None:
+            await adapt._start_transaction()
+        prepared, attributes = await adapt._prepare(sql, 0)
+        rows = await prepared.fetch(*args)
+        status = prepared.get_statusmsg()
+    if not attributes:
+        return None, rows, status
+    if not describe:
+        return True, rows, status
+    return [(a.name, a.type.oid, None, None, None, None, None) for a in attributes], rows, status
 
 
 _NO_ROWS = SimpleResultMetaData([])
