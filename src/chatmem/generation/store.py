@@ -197,7 +197,9 @@ async def conversation_for_turn(c: AsyncConnection, user_id: str, cid: str):
     The user's row is locked FOR NO KEY UPDATE: inserts referencing the user (memories, jobs'
     rows) take KEY SHARE locks, which this does not conflict with — a plain FOR UPDATE
     deadlocked against the memory job. The conversation's stays FOR UPDATE, as for every other
-    write to it; the rows are locked in that order (conversation, then user), as before.
+    write to it; the rows are locked in that order (conversation, then user), as before:
+    PostgreSQL's LockRows node takes a result row's locks in the order of the locking clauses
+    (the plan's row marks follow the query's), whichever way the join is planned.
     The row has one column more, ``may_have_memories``: false when the conversation is the
     user's own and the user had no memory row at all then (``turns.TurnSpec.no_memories``; a
     workspace conversation's memories are the workspace's: always true)."""
