@@ -276,8 +276,9 @@ def test_killing_the_servers_database_connections_mid_turn(db_url):
 
 
 async def test_a_pooled_connection_the_server_closed_is_replaced_at_checkout(db_url):
-    """The pre-ping (one ``SELECT 1`` on PostgreSQL, engine._ping_once) finds a connection
-    killed while it sat in the pool and the pool opens a new one: the caller sees no error."""
+    """A connection killed while it sat in the pool is found at checkout — by the transaction's
+    BEGIN, sent again on a new connection (engine.py; there is no pre-ping since session 3) —
+    and the pool opens a new one: the caller sees no error."""
     if not db_url.startswith("postgresql"):
         pytest.skip("pg_terminate_backend is PostgreSQL's")
     db = Database(db_url)
