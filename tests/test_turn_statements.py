@@ -1,14 +1,19 @@
 """What one turn runs against the database (issue 18, "a turn does less"), on SQLite and
 PostgreSQL: a new conversation's first turn reads no path (the turn has just written all of it),
 its ``message_start`` is stored with the rest of a quick answer's log in one INSERT, PostgreSQL
-locks the conversation and the user's row in one statement — and the log, the resume and a crash
-before the first flush behave as before."""
+locks the conversation and the user's row in one statement and ends the turn in one (the row,
+its events, its lease, its jobs) — and the log, the resume, the closing event's message, a crash
+before the first flush and a row ended by someone else behave as before."""
 
 from __future__ import annotations
+
+import asyncio
 
 from sqlalchemy import event, select
 
 from chatmem.db import schema as t
+from chatmem.generation.finalize import end_orphan
+from chatmem.generation.sse import parse
 from chatmem.generation.sweeper import Sweeper
 from tests.test_generation import (
     client_for,
@@ -18,6 +23,7 @@ from tests.test_generation import (
     new_conv,
     running_app,
     stream,
+    until,
 )
 
 
@@ -55,8 +61,6 @@ async def _turn(c, cid: str, text: str, rec: Statements) -> list[dict]:
         assert r.status_code == 200, r.text
     finally:
         rec.on = False
-    from chatmem.generation.sse import parse
-
     return parse(r.text)
 
 
@@ -85,8 +89,9 @@ async def test_a_turn_runs_few_statements(db_url):
         assert not [s for s in first if "WITH RECURSIVE path" in s]
         assert [s for s in second if "WITH RECURSIVE path" in s]
         assert 'You asked: "What is a DAG?"' in deltas(events)
-        # message_start, the text, usage and done: one INSERT
-        assert len([s for s in first if s.startswith("INSERT INTO stream_events")]) == 1
+        # message_start, the text, usage and done: one INSERT (on PostgreSQL in the end's WITH)
+        logged = [s for s in first if "INSERT INTO stream_events" in s]
+        assert len(logged) == 1
         # PostgreSQL: the user's row is locked with the conversation, not by a statement of its own
         assert not [s for s in first if s.startswith("SELECT users.id")]
         if pg:
@@ -94,14 +99,15 @@ async def test_a_turn_runs_few_statements(db_url):
             assert len(locked) == 1 and "FOR UPDATE OF conversations" in locked[0]
         # SQLite: 2 BEGIN IMMEDIATE + conversation, lease, messages, touch; end, events, lease
         # release, jobs — no memory read: the user has none (the conversation's statement says
-        # so); PostgreSQL releases the lease in the end's own statement (a WITH)
+        # so); PostgreSQL ends the turn in one statement: the row's UPDATE, the events, the
+        # lease's release and the jobs (finalize.end_turn_at_once), its own transaction
         assert not [s for s in first if "memories.memory_text" in s]
-        assert len(first) <= (7 if pg else 10), "\n".join(s[:90] for s in first)
+        assert len(first) <= (5 if pg else 10), "\n".join(s[:90] for s in first)
         release = "DELETE FROM conversation_generation_leases WHERE"
         if pg:
-            assert not [s for s in first if s.startswith(release)]
-            [end] = [s for s in first if s.startswith("WITH released AS (" + release)]
-            assert "UPDATE messages SET" in end
+            assert not [s for s in first if s.startswith((release, "INSERT INTO jobs"))]
+            [end] = [s for s in first if s.startswith("WITH ended AS (UPDATE messages SET")]
+            assert logged == [end] and release in end and "INSERT INTO jobs" in end
         else:  # the turn's own lease, by key: not the prefix scan of an ender without the token
             [own] = [s for s in first if s.startswith(release)]
             assert "conversation_id = ?" in own and " LIKE " not in own
@@ -171,3 +177,88 @@ async def test_a_turn_reads_memories_only_when_there_may_be_some(db_url):
         with Statements(rt.db.engine.sync_engine) as rec:
             events = await _turn(member, wcid, "Which language?", rec)
         assert rec.of(read) and "Uses Rust" in deltas(events)
+
+
+async def _jobs_of(db, cid: str) -> list[str]:
+    async with db.read() as cx:
+        rows = (await cx.execute(select(t.jobs.c.kind, t.jobs.c.payload))).all()
+    return sorted(k for k, p in rows if (p or {}).get("conversation_id") == cid)
+
+
+async def test_the_closing_event_holds_the_message_as_stored(db_url):
+    """The ``done`` event's message (on PostgreSQL built before the one ending statement, from
+    the row as the turn inserted it) is the message as stored, streamed and resumed alike; the
+    first turn's jobs are queued once."""
+    async with running_app(db_url, run_worker=False) as application, client_for(application) as c:
+        rt = application.state.runtime
+        cid = await new_conv(c)
+        r = await c.post(
+            f"/api/conversations/{cid}/messages",
+            json={"content": "Hi there", "metadata": {"k": "v"}},
+            headers={"Accept": "text/event-stream"},
+        )
+        events = parse(r.text)
+        done = events[-1]["data"]["message"]
+        mid = done["id"]
+        read = (await c.get(f"/api/conversations/{cid}/messages/{mid}")).json()
+        assert done == {k: read[k] for k in done}
+        assert done["status"] == "complete" and done["text"] == deltas(events) != ""
+        assert done["branch_count"] == 1 and done["sibling_ids"] == [mid]
+        assert done["usage"]["output_tokens"] > 0 and done["gen_ms"] >= 0
+        assert (await stream(c, cid, mid, after=len(events) - 1)) == events[-1:]
+        assert await _jobs_of(rt.db, cid) == ["compaction", "memory.extract", "title"]
+        assert await count(rt.db, t.conversation_generation_leases) == 0
+
+
+async def test_an_answer_given_a_sibling_while_streaming_ends_with_both(db_url):
+    """An answer regenerated while the first one streams: the first one's closing event counts
+    both (PostgreSQL: the one-statement ending sees the sibling and leaves it to the
+    transaction path), its log and jobs are written once, its lease is released."""
+    async with running_app(db_url, run_worker=False) as application, client_for(application) as c:
+        rt = application.state.runtime
+        cid = await new_conv(c)
+        r = await c.post(
+            f"/api/conversations/{cid}/messages", json={"content": "slowly", "model": "slow"}
+        )
+        ids = r.json()
+        first = ids["assistant_message_id"]
+        r = await c.post(
+            f"/api/conversations/{cid}/regenerate",
+            json={"message_id": ids["user_message_id"], "model": "demo"},
+            headers={"Accept": "text/event-stream"},
+        )
+        second = parse(r.text)[-1]["data"]["message"]["id"]
+        application.state.gated.gate.set()
+        events = await stream(c, cid, first)
+        assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+        assert [e["type"] for e in events].count("done") == 1
+        done = events[-1]["data"]["message"]
+        assert done["branch_count"] == 2 and done["sibling_ids"] == [first, second]
+        read = (await c.get(f"/api/conversations/{cid}/messages/{first}")).json()
+        assert done == {k: read[k] for k in done}
+        assert await _jobs_of(rt.db, cid) == ["compaction", "memory.extract", "title"]
+        assert await count(rt.db, t.conversation_generation_leases) == 0
+
+
+async def test_a_row_ended_by_someone_else_gets_no_second_ending(db_url):
+    """A streaming row another ender closed (here: a stop's ``end_orphan``) while its turn ran:
+    the turn's own final write ends nothing, logs nothing and queues no job for it."""
+    async with running_app(db_url, run_worker=False) as application, client_for(application) as c:
+        rt = application.state.runtime
+        cid = await new_conv(c)
+        r = await c.post(
+            f"/api/conversations/{cid}/messages", json={"content": "slowly", "model": "slow"}
+        )
+        mid = r.json()["assistant_message_id"]
+        runner = rt.generation.runners[mid]
+        await until(lambda: asyncio.sleep(0, runner.text == ["first"]))
+        async with rt.db.write() as cx:
+            assert await end_orphan(cx, mid, stopped=True) is not None
+        application.state.gated.gate.set()
+        await until(lambda: asyncio.sleep(0, mid not in rt.generation.runners))
+        events = await stream(c, cid, mid)
+        assert [e["type"] for e in events][-1:] == ["done"]
+        assert events[-1]["data"]["recovered"] is True
+        assert [e["type"] for e in events].count("done") == 1
+        assert await _jobs_of(rt.db, cid) == []
+        assert await count(rt.db, t.conversation_generation_leases) == 0

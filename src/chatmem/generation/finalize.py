@@ -13,10 +13,11 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
-from ..conversations import tree_store
+from ..conversations import dag, tree_store
 from ..conversations.wire import message_out
+from ..jobs.queue import Job, job_params
+from . import end_store, leases
 from . import events as ev
-from . import leases
 from . import store as gstore
 
 
@@ -79,6 +80,52 @@ async def end_message_row(
     elif not released:
         await leases.release_own(c, *lease)
     return final, row
+
+
+class _Ended:
+    """A message row as a statement that ended it would return it (``message_out`` reads
+    ``_mapping``)."""
+
+    def __init__(self, mapping: dict) -> None:
+        self._mapping = mapping
+
+
+async def end_turn_at_once(
+    c: AsyncConnection,
+    placeholder,
+    *,
+    values: dict,
+    events: list[dict],
+    terminal: str,
+    terminal_data: dict,
+    lease: tuple[str, str],
+    jobs: list[Job],
+    now: int,
+) -> dict | None:
+    """``end_message_row`` for a turn on PostgreSQL in one statement (generation/end_store.py):
+    the row ``placeholder`` (as the turn inserted it: its question's only child) ended with
+    ``values``, ``events`` and the closing event logged, the lease released, ``jobs`` queued.
+    The closing event's ``message`` is the placeholder with ``values`` laid over it, the only
+    child of its parent; the statement ends nothing unless that is still so (end_store says
+    what it checks). Returns the closing event, or None when nothing was written: the caller
+    then takes the transaction path, which finds out why (ended elsewhere, reclaim, a sibling
+    or a rating since)."""
+    if "blocks" in values:
+        values = {**values, "search_text": blk.visible_text(values["blocks"])}
+    row = _Ended({**placeholder._mapping, **values})
+    mid, parent = placeholder.id, placeholder.parent_id
+    data = dict(terminal_data)
+    if terminal == "done":
+        info = dag.branch_info([mid], {mid: parent}, {parent: [mid]})[mid]
+        data["message"] = await message_public(c, row, info)
+    final = {"seq": events[-1]["seq"] + 1, "type": terminal, "data": data}
+    params = {f"v_{k}": v for k, v in values.items()}
+    params.update(leases.own_params(*lease))
+    params.update(job_params(jobs, now))
+    params.update(b_mid=mid, b_cid=placeholder.conversation_id, b_parent=parent)
+    params.update(b_feedback=placeholder.feedback, b_events=[*events, final], b_now=now)
+    ended = await end_store.end_turn(c, params, tuple(sorted(values)), len(jobs))
+    return final if ended else None
 
 
 async def ended_with(c: AsyncConnection, message_id: str, seq: int, terminal: str) -> dict | None:

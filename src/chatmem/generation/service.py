@@ -126,7 +126,7 @@ async def _question_and_placeholder(
 ):
     """A new turn's user message under ``prow`` (None: a root) and its answer's placeholder, in
     one INSERT (their jump pointers from ``prow``'s: ``dag.chain_places``); then ``_opened``.
-    Returns (user message id, conversation row, first event)."""
+    Returns (user message id, conversation row, first event, the answer's row as inserted)."""
     uid = new_id("msg")
     known: dict[str, dag.Jump] = {}
     if prow is not None:  # the parent's pointer, its jump's and that one's (message_in_with_jumps)
@@ -141,11 +141,11 @@ async def _question_and_placeholder(
     question = {"id": uid, "parent_id": parent, "role": "user", "blocks": blocks, **common}
     answer = {"id": mid, "parent_id": uid, "role": "assistant", "blocks": [], **common}
     answer.update(status="streaming", **_assistant_columns(model), **aplace)
-    await store.insert_messages(
+    rows = await store.insert_messages(
         c, conv, [{**question, "status": "complete", **uplace, **extra}, answer]
     )
     conv_row, start = await _opened(c, conv.id, uid, mid, model, now, added=2)
-    return uid, conv_row, start
+    return uid, conv_row, start, rows[mid]
 
 
 async def _opened(c, conv_id: str, user_mid: str, mid: str, model: ModelInfo, now: int, added: int):
@@ -194,6 +194,7 @@ def _launch(
     conv=None,
     path: list | None = None,
     no_memories: bool = False,
+    placeholder=None,
 ) -> None:
     g = rt.generation
     spec = TurnSpec(
@@ -211,6 +212,7 @@ def _launch(
         conv=conv,
         path=path,
         no_memories=no_memories,
+        placeholder=placeholder,
     )
     g.track(TurnRunner(rt, g, spec, ev.LiveLog(mid, [start_event], g.flusher.poke, durable=False)))
 
@@ -244,7 +246,7 @@ async def start_turn(
         first_turn = conv.message_count == 0
         no_memories = not conv.may_have_memories
         extra: dict[str, Any] = {"metadata": metadata} if metadata else {}
-        uid, conv, start = await _question_and_placeholder(
+        uid, conv, start, placeholder = await _question_and_placeholder(
             c, conv, prow, p, info, blocks, mid, now, extra
         )
     text = blk.visible_text(blocks)
@@ -267,6 +269,7 @@ async def start_turn(
         conv,
         path,
         no_memories,
+        placeholder,
     )
     return TurnIds(conv_id, uid, mid)
 

@@ -23,6 +23,7 @@ from ..conversations import blocks as blk
 from ..conversations import followups, store
 from ..db import faults
 from ..db.clock import now_ms
+from ..embeddings import embeddings_on
 from ..jobs.queue import Job
 from ..observability.telemetry import TurnRecord, outcome_of
 from ..providers import errors as perr
@@ -40,7 +41,7 @@ from ..providers.base import (
 from ..unicode import scrub
 from . import leases, pricing
 from .events import LiveLog
-from .finalize import end_message_row, ended_with, reclaim
+from .finalize import end_message_row, end_turn_at_once, ended_with, reclaim
 from .stops import StopScanner
 
 log = logging.getLogger("chatmem.generation")
@@ -90,6 +91,9 @@ class TurnSpec:
     #: the user had no memory row when the turn's first transaction ran
     #: (store.conversation_for_turn): the context reads none unless ``before_turn`` wrote one
     no_memories: bool = False
+    #: the answer's row as inserted, when it is its question's only child (start_turn): on
+    #: PostgreSQL the final write is then one statement (finalize.end_turn_at_once)
+    placeholder: Any = None
 
 
 def _with_client_system(messages: list[ChatMessage], req: TurnRequest | None) -> list:
@@ -463,8 +467,7 @@ class TurnRunner:
         )
 
         async def write():
-            async with self.rt.db.write() as c:
-                return await self._end(c, values, [*pending, usage_ev], terminal, terminal_data)
+            return await self._write_end(values, [*pending, usage_ev], terminal, terminal_data)
 
         # A finished answer is never dropped for a database hiccup: the final write is retried
         # with backoff (the answer is in memory) for as long as a turn may run.
@@ -481,6 +484,28 @@ class TurnRunner:
         self.live.mark_flushed(self.live.last_seq)
         self.live.add("usage", usage_ev["data"], durable=True)
         self.live.add(final["type"], final["data"], durable=True)
+
+    async def _write_end(self, values, events, terminal, terminal_data):
+        """The final write once: on PostgreSQL one statement when it may be
+        (``_ends_at_once``); when that writes nothing, or else, a transaction (``_end``)."""
+        spec = self.spec
+        if self._ends_at_once():
+            async with self.rt.db.write_once() as c:
+                final = await end_turn_at_once(
+                    c,
+                    spec.placeholder,
+                    values=values,
+                    events=events,
+                    terminal=terminal,
+                    terminal_data=terminal_data,
+                    lease=(spec.conv_id, spec.token),
+                    jobs=self._jobs() if terminal == "done" else [],
+                    now=now_ms(),
+                )
+            if final is not None:
+                return final
+        async with self.rt.db.write() as c:
+            return await self._end(c, values, events, terminal, terminal_data)
 
     def _report(self, status, stop_reason, code, b: pricing.Bill | None) -> None:
         """The operator's record of this turn: metrics and its one log line (observability)."""
@@ -529,14 +554,39 @@ class TurnRunner:
                 await agents_service.record_reply(c, row.agent_id, row.search_text, row.created_at)
         return final
 
+    def _ends_at_once(self) -> bool:
+        """Whether the final write may be one statement (PostgreSQL; finalize.end_turn_at_once):
+        the turn holds its row as inserted, and the ending writes nothing beyond the row, its
+        events, its lease and its jobs (no agent's reply to record, no embedding job, whose
+        ``schedule_embedding`` is a statement of its own)."""
+        row = self.spec.placeholder
+        db = self.rt.db
+        return row is not None and not db.sqlite and not row.agent_id and not embeddings_on(db)
+
+    def _title(self) -> tuple[Job, ...]:
+        cid = self.spec.conv_id
+        return (
+            (Job("title", {"conversation_id": cid}, f"title:{cid}"),)
+            if self.spec.first_turn
+            else ()
+        )
+
+    def _jobs(self) -> list[Job]:
+        """``followups.after_append``'s jobs for this answer (without the embedding job)."""
+        spec = self.spec
+        payload = {
+            "conversation_id": spec.conv_id,
+            "user_id": spec.principal.id,
+            "message_id": spec.assistant_message_id,
+        }
+        return followups.jobs_for(payload, 0, self._title())
+
     async def _enqueue_jobs(self, c) -> None:
         spec = self.spec
-        cid = spec.conv_id
-        title = Job("title", {"conversation_id": cid}, f"title:{cid}")
         await followups.after_append(
             c,
-            conversation_id=cid,
+            conversation_id=spec.conv_id,
             user_id=spec.principal.id,
             message_id=spec.assistant_message_id,
-            also=(title,) if spec.first_turn else (),
+            also=self._title(),
         )
