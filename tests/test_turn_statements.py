@@ -99,15 +99,21 @@ async def test_a_turn_runs_few_statements(db_url):
             assert len(locked) == 1 and "FOR UPDATE OF conversations" in locked[0]
         # SQLite: 2 BEGIN IMMEDIATE + conversation, lease, messages, touch; end, events, lease
         # release, jobs — no memory read: the user has none (the conversation's statement says
-        # so); PostgreSQL ends the turn in one statement: the row's UPDATE, the events, the
-        # lease's release and the jobs (finalize.end_turn_at_once), its own transaction
+        # so). PostgreSQL: the conversation under lock, then the lease, the messages and the
+        # conversation's UPDATE in one statement (start_store.open_turn); the ending in one: the
+        # row's UPDATE, the events, the lease's release and the jobs (finalize.end_turn_at_once),
+        # its own transaction
         assert not [s for s in first if "memories.memory_text" in s]
-        assert len(first) <= (5 if pg else 10), "\n".join(s[:90] for s in first)
+        assert len(first) <= (3 if pg else 10), "\n".join(s[:90] for s in first)
         release = "DELETE FROM conversation_generation_leases WHERE"
         if pg:
             assert not [s for s in first if s.startswith((release, "INSERT INTO jobs"))]
             [end] = [s for s in first if s.startswith("WITH ended AS (UPDATE messages SET")]
             assert logged == [end] and release in end and "INSERT INTO jobs" in end
+            lease = "WITH lease AS (INSERT INTO conversation_generation_leases"
+            [start] = [s for s in first if "INSERT INTO conversation_generation_leases" in s]
+            assert start.startswith(lease) and "INSERT INTO messages" in start
+            assert "UPDATE conversations SET" in start
         else:  # the turn's own lease, by key: not the prefix scan of an ender without the token
             [own] = [s for s in first if s.startswith(release)]
             assert "conversation_id = ?" in own and " LIKE " not in own
@@ -262,3 +268,31 @@ async def test_a_row_ended_by_someone_else_gets_no_second_ending(db_url):
         assert [e["type"] for e in events].count("done") == 1
         assert await _jobs_of(rt.db, cid) == []
         assert await count(rt.db, t.conversation_generation_leases) == 0
+
+
+async def test_a_turn_starts_from_the_rows_as_stored(db_url):
+    """The conversation and the answer's row a turn keeps from its start (on PostgreSQL both
+    from the one statement that took the lease and wrote them: start_store.open_turn) are the
+    rows as stored. (A start that finds the branch busy writes nothing and answers 409:
+    tests/test_generation.py, the double submit.)"""
+    async with running_app(db_url, run_worker=False) as application, client_for(application) as c:
+        rt = application.state.runtime
+        cid = await new_conv(c)
+        r = await c.post(
+            f"/api/conversations/{cid}/messages", json={"content": "slowly", "model": "slow"}
+        )
+        assert r.status_code == 202, r.text
+        mid = r.json()["assistant_message_id"]
+        spec = rt.generation.runners[mid].spec
+        async with rt.db.read() as cx:
+            q = select(t.conversations).where(t.conversations.c.id == cid)
+            conv = (await cx.execute(q)).one()
+            row = (await cx.execute(select(t.messages).where(t.messages.c.id == mid))).one()
+        assert {k: getattr(spec.conv, k) for k in conv._mapping} == dict(conv._mapping)
+        assert conv.active_leaf_id == mid and conv.message_count == 2
+        moving = {"blocks", "search_text"}  # the flusher's
+        assert {k: v for k, v in spec.placeholder._mapping.items() if k not in moving} == {
+            k: v for k, v in row._mapping.items() if k not in moving
+        }
+        application.state.gated.gate.set()
+        assert (await stream(c, cid, mid))[-1]["type"] == "done"

@@ -240,6 +240,16 @@ async def insert_messages(c: AsyncConnection, conv, rows: list[dict]) -> dict:
     and place (``depth``, ``jump_id``, ``jump_depth``: ``dag.chain_places``), plus optional
     columns of ``_ROW_DEFAULTS``; the caller has checked the parents. The conversation row is
     the caller's (``touch_conversation``)."""
+    values = message_rows(conv, rows)
+    # one multi-row INSERT (SQLAlchemy's insertmanyvalues: RETURNING with a list of rows), of a
+    # statement compiled once; rows in VALUES were compiled anew on every call
+    return {r.id: r for r in (await hot.execute(c, _INSERT_MESSAGE, values)).all()}
+
+
+def message_rows(conv, rows: list[dict]) -> list[dict]:
+    """``insert_messages``' rows as inserted: the owner and author (``_authored``), the
+    conversation's columns, ``search_text``, and every row naming the same columns
+    (``_ROW_DEFAULTS``)."""
     values = []
     for r in rows:
         extra: dict = {}
@@ -252,9 +262,7 @@ async def insert_messages(c: AsyncConnection, conv, rows: list[dict]) -> dict:
     for row in values:
         for k in keys - row.keys():
             row[k] = _ROW_DEFAULTS[k]
-    # one multi-row INSERT (SQLAlchemy's insertmanyvalues: RETURNING with a list of rows), of a
-    # statement compiled once; rows in VALUES were compiled anew on every call
-    return {r.id: r for r in (await hot.execute(c, _INSERT_MESSAGE, values)).all()}
+    return values
 
 
 @functools.cache

@@ -102,16 +102,7 @@ async def acquire(
     expired lease on its key (``DO UPDATE … WHERE expires_at <= now``) and returns the new token.
     Only a refusal costs more reads (which cap, or which token holds it)."""
     stmt = _acquire_statement(c.dialect.name, cap is not None)
-    params = {
-        "conversation_id": conv_id,
-        "branch_key": branch_key,
-        "principal_id": principal_id,
-        "owner_token": token,
-        "expires_at": now + ttl_ms,
-        "now": now,
-    }
-    if cap is not None:
-        params["cap"] = cap
+    params = acquire_params(conv_id, branch_key, principal_id, token, ttl_ms, now, cap=cap)
     for _ in range(3):  # the holder may be released between the two (PostgreSQL): try again
         if (await hot.execute(c, stmt, params)).scalar() == token:
             return None
@@ -124,6 +115,36 @@ async def acquire(
         if holder is not None:
             return holder
     return None
+
+
+def acquire_params(
+    conv_id: str,
+    branch_key: str,
+    principal_id: str,
+    token: str,
+    ttl_ms: int,
+    now: int,
+    *,
+    cap: int | None = None,
+) -> dict:
+    """The parameters of ``acquire``'s INSERT (``acquiring``)."""
+    params = {
+        "conversation_id": conv_id,
+        "branch_key": branch_key,
+        "principal_id": principal_id,
+        "owner_token": token,
+        "expires_at": now + ttl_ms,
+        "now": now,
+    }
+    if cap is not None:
+        params["cap"] = cap
+    return params
+
+
+def acquiring(capped: bool):
+    """PostgreSQL: ``acquire``'s INSERT (``acquire_params``), to run inside a caller's statement
+    as a data-modifying CTE: its RETURNING has a row only when the lease was taken."""
+    return _acquire_statement("postgresql", capped)
 
 
 async def live_count(c: AsyncConnection, principal_id: str, now: int) -> int:

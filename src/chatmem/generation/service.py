@@ -36,7 +36,7 @@ from ..errors import Conflict, Forbidden, TooManyRequests, Unprocessable
 from ..providers.base import ModelInfo
 from ..workspaces import store as workspaces_store
 from . import events as ev
-from . import leases
+from . import leases, start_store
 from . import store as gstore
 from .finalize import end_orphan, message_public
 from .sse import TERMINAL
@@ -121,12 +121,34 @@ async def _placeholder(c, conv, parent, p: Principal, model: ModelInfo, mid: str
     return await _opened(c, conv.id, parent.id, mid, model, now, added=1)
 
 
+@dataclass(frozen=True)
+class _Lease:
+    """The generation lease a new turn takes (``_branch_lease``'s arguments)."""
+
+    key: str
+    token: str
+    explicit: bool
+    blocks: list
+
+
 async def _question_and_placeholder(
-    c, conv, prow, p: Principal, model: ModelInfo, blocks: list, mid: str, now: int, extra: dict
+    c,
+    rt,
+    conv,
+    prow,
+    p: Principal,
+    model: ModelInfo,
+    mid: str,
+    now: int,
+    extra: dict,
+    lease: _Lease,
 ):
-    """A new turn's user message under ``prow`` (None: a root) and its answer's placeholder, in
-    one INSERT (their jump pointers from ``prow``'s: ``dag.chain_places``); then ``_opened``.
-    Returns (user message id, conversation row, first event, the answer's row as inserted)."""
+    """The turn's lease, then its user message under ``prow`` (None: a root) and its answer's
+    placeholder, in one INSERT (their jump pointers from ``prow``'s: ``dag.chain_places``),
+    then ``_opened``; on PostgreSQL all three in one statement when the lease is free
+    (start_store.open_turn), else step by step (``_branch_lease`` says 409, 429, or an edit's
+    own branch). Returns (user message id, conversation row, first event, the answer's row as
+    inserted)."""
     uid = new_id("msg")
     known: dict[str, dag.Jump] = {}
     if prow is not None:  # the parent's pointer, its jump's and that one's (message_in_with_jumps)
@@ -138,14 +160,24 @@ async def _question_and_placeholder(
     parent = None if prow is None else prow.id
     uplace, aplace = dag.chain_places(parent, 0 if prow is None else prow.depth, known, [uid, mid])
     common = {"created_at": now, "user_id": p.id}
-    question = {"id": uid, "parent_id": parent, "role": "user", "blocks": blocks, **common}
+    question = {"id": uid, "parent_id": parent, "role": "user", "blocks": lease.blocks, **common}
     answer = {"id": mid, "parent_id": uid, "role": "assistant", "blocks": [], **common}
     answer.update(status="streaming", **_assistant_columns(model), **aplace)
-    rows = await store.insert_messages(
-        c, conv, [{**question, "status": "complete", **uplace, **extra}, answer]
+    rows = [{**question, "status": "complete", **uplace, **extra}, answer]
+    if start_store.opens_at_once(c):
+        cap = rt.settings.max_concurrent_turns
+        ttl = leases.Timing.of(rt.settings).hold_ms
+        taking = leases.acquire_params(conv.id, lease.key, p.id, lease.token, ttl, now, cap=cap)
+        touch = {"b_cid": conv.id, "b_added": 2, "b_created": now, "b_now": now, "b_leaf": mid}
+        opened = await start_store.open_turn(c, taking, store.message_rows(conv, rows), touch)
+        if opened is not None:
+            return uid, opened[0], _start_event(conv.id, uid, mid, model), opened[1]
+    await _branch_lease(
+        c, rt, p, conv.id, lease.key, lease.token, now, lease.explicit, lease.blocks
     )
+    inserted = await store.insert_messages(c, conv, rows)
     conv_row, start = await _opened(c, conv.id, uid, mid, model, now, added=2)
-    return uid, conv_row, start, rows[mid]
+    return uid, conv_row, start, inserted[mid]
 
 
 async def _opened(c, conv_id: str, user_mid: str, mid: str, model: ModelInfo, now: int, added: int):
@@ -163,7 +195,12 @@ async def _opened(c, conv_id: str, user_mid: str, mid: str, model: ModelInfo, no
     conv_row = await store.touch_conversation(
         c, conv_id, added=added, created_at=now, now=now, leaf=mid, returning=True
     )
-    start = {
+    return conv_row, _start_event(conv_id, user_mid, mid, model)
+
+
+def _start_event(conv_id: str, user_mid: str, mid: str, model: ModelInfo) -> dict:
+    """The answer's first event (``_opened`` says when it is stored)."""
+    return {
         "seq": 1,
         "type": "message_start",
         "data": {
@@ -174,7 +211,6 @@ async def _opened(c, conv_id: str, user_mid: str, mid: str, model: ModelInfo, no
             "model_label": "Fast" if model.fast else model.label,
         },
     }
-    return conv_row, start
 
 
 def _launch(
@@ -242,12 +278,12 @@ async def start_turn(
         prow = None if parent is None else await _reply_parent(c, conv_id, parent, p, explicit)
         mid = new_id("msg")
         token = f"{mid}:{secret_token(18)}"
-        await _branch_lease(c, rt, p, conv_id, parent or "root", token, now, explicit, blocks)
         first_turn = conv.message_count == 0
         no_memories = not conv.may_have_memories
         extra: dict[str, Any] = {"metadata": metadata} if metadata else {}
+        lease = _Lease(parent or "root", token, explicit, blocks)
         uid, conv, start, placeholder = await _question_and_placeholder(
-            c, conv, prow, p, info, blocks, mid, now, extra
+            c, rt, conv, prow, p, info, mid, now, extra, lease
         )
     text = blk.visible_text(blocks)
     # a root question is the whole path its answer's context needs (no read of it)
