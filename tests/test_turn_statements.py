@@ -88,6 +88,10 @@ async def test_a_turn_runs_few_statements(db_url):
         # the first turn's path is its question: not read; a reply's path is
         assert not [s for s in first if "WITH RECURSIVE path" in s]
         assert [s for s in second if "WITH RECURSIVE path" in s]
+        # a reply's parent (the active leaf, with its jumps) comes with the conversation's row
+        assert not [s for s in second if "AS j1_jump_id" in s]
+        [conv_read] = [s for s in second if "AS may_have_memories" in s]
+        assert "AS p_j2_jump_depth" in conv_read
         assert 'You asked: "What is a DAG?"' in deltas(events)
         # message_start, the text, usage and done: one INSERT (on PostgreSQL in the end's WITH)
         logged = [s for s in first if "INSERT INTO stream_events" in s]
@@ -296,3 +300,24 @@ async def test_a_turn_starts_from_the_rows_as_stored(db_url):
         }
         application.state.gated.gate.set()
         assert (await stream(c, cid, mid))[-1]["type"] == "done"
+
+
+async def test_two_replies_at_once_to_the_active_leaf(db_url):
+    """Two questions sent at once under the active leaf: the one that waited for the other's
+    lock finds the leaf moved to the other's answer, still streaming (409), whichever parent
+    row its first statement had joined."""
+    async with running_app(db_url, run_worker=False) as application, client_for(application) as c:
+        cid = await new_conv(c)
+        r = await c.post(f"/api/conversations/{cid}/messages", json={"content": "hi"})
+        await stream(c, cid, r.json()["assistant_message_id"])
+        body = {"content": "next", "model": "slow"}
+        replies = await asyncio.gather(
+            *(c.post(f"/api/conversations/{cid}/messages", json=body) for _ in range(2))
+        )
+        assert sorted(r.status_code for r in replies) == [202, 409], [r.text for r in replies]
+        ok, refused = sorted(replies, key=lambda r: r.status_code)
+        running = ok.json()["assistant_message_id"]
+        assert refused.json()["error"]["code"] == "parent_streaming"
+        assert refused.json()["error"]["details"] == {"message_id": running}
+        application.state.gated.gate.set()
+        assert (await stream(c, cid, running))[-1]["type"] == "done"

@@ -271,11 +271,14 @@ async def start_turn(
     blocks = blk.normalize(blocks)
     now = now_ms()
     async with rt.db.write() as c:
-        conv = await gstore.conversation_for_turn(c, p.id, conv_id)
-        info = rt.providers.resolve(model or conv.model_id or None)
         explicit = parent_id is not None or branch
+        under: gstore.ParentOf = "given" if parent_id is not None else None if branch else "leaf"
+        conv = await gstore.conversation_for_turn(
+            c, p.id, conv_id, parent=under, parent_id=parent_id
+        )
+        info = rt.providers.resolve(model or conv.model_id or None)
         parent = parent_id if explicit else conv.active_leaf_id
-        prow = None if parent is None else await _reply_parent(c, conv_id, parent, p, explicit)
+        prow = None if parent is None else await _reply_parent(c, conv, parent, p, explicit)
         mid = new_id("msg")
         token = f"{mid}:{secret_token(18)}"
         first_turn = conv.message_count == 0
@@ -328,10 +331,13 @@ async def _branch_lease(c, rt, p: Principal, conv_id, key, token, now, explicit,
     await leases.acquire(c, conv_id, f"{key}/{leases.message_of(token)}", p.id, token, ttl, now)
 
 
-async def _reply_parent(c, conv_id: str, parent: str, p: Principal, explicit: bool):
+async def _reply_parent(c, conv, parent: str, p: Principal, explicit: bool):
     """The row a new user message is written under: in the conversation, and not an answer of
-    the caller's still streaming (409); with its jump pointers two levels up."""
-    prow = _found(await gstore.message_in_with_jumps(c, conv_id, parent), parent)
+    the caller's still streaming (409); with its jump pointers two levels up — as the turn's
+    first statement joined it (gstore.conversation_for_turn), else read."""
+    prow = gstore.joined_parent(conv, parent)
+    if prow is None:
+        prow = _found(await gstore.message_in_with_jumps(c, conv.id, parent), parent)
     # another member's answer still streaming does not block a shared conversation: the new
     # question follows it (the context has the answer as far as it got)
     others = bool(prow.author_id) and prow.author_id != p.id and not explicit

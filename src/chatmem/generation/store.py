@@ -11,6 +11,8 @@ Each function is one statement on the caller's connection; the caller owns the t
 from __future__ import annotations
 
 import functools
+from types import SimpleNamespace
+from typing import Literal
 
 from sqlalchemy import (
     ColumnClause,
@@ -186,7 +188,23 @@ async def flush_streaming(c: AsyncConnection, mid: str, blocks: list[dict] | Non
 # ── the turn cap, the sweeper ────────────────────────────────────────────────────────────────────
 
 
-async def conversation_for_turn(c: AsyncConnection, user_id: str, cid: str):
+#: Which message ``conversation_for_turn`` joins as the new question's parent: the
+#: conversation's active leaf, the given ``parent_id``, or none.
+ParentOf = Literal["leaf", "given"] | None
+
+#: The parent's columns the turn reads (``p_<column>``; ``p_j1_…``/``p_j2_…``: the pointers of
+#: its jump's row and of that one's jump, as ``message_in_with_jumps`` gives them)
+_PARENT_COLUMNS = ("id", "role", "status", "author_id", "depth", "jump_id", "jump_depth")
+
+
+async def conversation_for_turn(
+    c: AsyncConnection,
+    user_id: str,
+    cid: str,
+    *,
+    parent: ParentOf = None,
+    parent_id: str | None = None,
+):
     """The conversation a turn starts in (``conversations.store.get_conversation``: NotFound
     unless the user may see it), locked for the turn's transaction on PostgreSQL — and, in the
     same statement, the user's row, which serialises one user's turn starts so the concurrency
@@ -202,28 +220,59 @@ async def conversation_for_turn(c: AsyncConnection, user_id: str, cid: str):
     (the plan's row marks follow the query's), whichever way the join is planned.
     The row has one column more, ``may_have_memories``: false when the conversation is the
     user's own and the user had no memory row at all then (``turns.TurnSpec.no_memories``; a
-    workspace conversation's memories are the workspace's: always true)."""
-    q = _turn_conversation_statement(c.dialect.name == "postgresql")
-    row = (await hot.execute(c, q, {"b_cid": cid, "b_uid": user_id})).first()
+    workspace conversation's memories are the workspace's: always true).
+
+    ``parent`` (a new question's): the row also holds that message — the active leaf, or
+    ``parent_id`` — as ``message_in_with_jumps`` would read it, outer-joined (``joined_parent``):
+    one statement for what were two. (On PostgreSQL, a conversation whose active leaf a
+    concurrent turn moved while this one waited for the lock comes back with the new leaf and
+    no joined row — the statement's snapshot predates the new row —, so ``joined_parent`` is
+    None and the caller reads it.)"""
+    q = _turn_conversation_statement(c.dialect.name == "postgresql", parent)
+    params: dict[str, str | None] = {"b_cid": cid, "b_uid": user_id}
+    if parent == "given":
+        params["b_parent"] = parent_id
+    row = (await hot.execute(c, q, params)).first()
     return found(row, "conversation not found")
 
 
+def joined_parent(conv, parent_id: str):
+    """The parent ``conversation_for_turn`` joined, if it is ``parent_id`` (attributes as
+    ``message_in_with_jumps``' row); None when it joined none (read it then)."""
+    if getattr(conv, "p_id", None) != parent_id:
+        return None
+    m = conv._mapping
+    return SimpleNamespace(**{k[2:]: m[k] for k in m if k.startswith("p_")})
+
+
 @functools.cache
-def _turn_conversation_statement(pg: bool):
-    """``conversation_for_turn``'s SELECT, built once per dialect: ``get_conversation``'s, plus
-    ``may_have_memories`` (one probe of ``idx_memories_user_status``); on PostgreSQL with the user's
-    row joined and both locks — the two locking clauses of different strengths are a suffix:
-    SQLAlchemy renders one ``FOR … OF`` clause only."""
+def _turn_conversation_statement(pg: bool, parent: ParentOf = None):
+    """``conversation_for_turn``'s SELECT, built once per (dialect, parent): ``get_conversation``'s,
+    plus ``may_have_memories`` (one probe of ``idx_memories_user_status``) and the parent's row
+    (``_PARENT_COLUMNS``, outer-joined); on PostgreSQL with the user's row joined and both locks
+    — the two locking clauses of different strengths are a suffix: SQLAlchemy renders one
+    ``FOR … OF`` clause only (neither names an outer join's nullable side)."""
     uid = bindparam("b_uid", type_=String)
     mem = t.memories.c
     mine = exists(select(mem.id).where(mem.user_id == uid))
     may = or_(C.workspace_id != "", mine).label("may_have_memories")
-    q = select(t.conversations, may).where(C.id == bindparam("b_cid"), visible(C, uid))
-    if not pg:
-        return q
-    return q.select_from(  # the caller's row
-        t.conversations.join(t.users, t.users.c.id == uid)
-    ).suffix_with("FOR UPDATE OF conversations FOR NO KEY UPDATE OF users")
+    source = t.conversations.join(t.users, t.users.c.id == uid) if pg else t.conversations
+    cols: list = [t.conversations, may]
+    if parent is not None:
+        p, j1, j2 = t.messages.alias("p"), t.messages.alias("j1"), t.messages.alias("j2")
+        pid = C.active_leaf_id if parent == "leaf" else bindparam("b_parent", type_=String)
+        source = (
+            source.outerjoin(p, and_(p.c.id == pid, p.c.conversation_id == C.id))
+            .outerjoin(j1, j1.c.id == p.c.jump_id)
+            .outerjoin(j2, j2.c.id == j1.c.jump_id)
+        )
+        cols += [p.c[k].label(f"p_{k}") for k in _PARENT_COLUMNS]
+        cols += [j.c[k].label(f"p_{n}_{k}") for n, j in (("j1", j1), ("j2", j2)) for k in _JUMP]
+    q = select(*cols).select_from(source).where(C.id == bindparam("b_cid"), visible(C, uid))
+    return q.suffix_with("FOR UPDATE OF conversations FOR NO KEY UPDATE OF users") if pg else q
+
+
+_JUMP = ("jump_id", "jump_depth")
 
 
 def _live_lease(now: int):
