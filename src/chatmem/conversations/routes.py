@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Request, Response
 
 from ..auth.deps import CurrentUser, RuntimeDep
+from ..contracts import fastroute
 from ..contracts.errors import AUTHED, errors
 from . import service
 from .wire import (
@@ -27,7 +28,7 @@ from .wire import (
 router = APIRouter(prefix="/api/conversations", tags=["conversations"], responses=errors(*AUTHED))
 
 
-@router.post("", status_code=201, response_model=ConversationOut, responses=errors(404))
+@fastroute.post(router, "", status_code=201, response_model=ConversationOut, responses=errors(404))
 async def create(body: ConversationIn, request: Request, p: CurrentUser, rt: RuntimeDep):
     """Without a title the conversation is named in the user's language until its first turn
     names it (``settings.language``, else the request's Accept-Language, else English)."""

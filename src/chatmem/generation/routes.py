@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from ..auth.deps import CurrentUser, RuntimeDep
+from ..contracts import fastroute
 from ..contracts.base import Input
 from ..contracts.errors import AUTHED, errors
 from ..conversations import service as conversations
@@ -79,7 +80,8 @@ def turn_response(rt: Runtime, request: Request, ids: service.TurnIds):
     return JSONResponse(body, status_code=202)
 
 
-@messages_router.post(
+@fastroute.post(
+    messages_router,
     "/api/conversations/{cid}/messages",
     status_code=201,
     response_model=MessageOut,
