@@ -61,10 +61,19 @@ RECORDS = [
 
 
 @pytest.mark.parametrize("make", RECORDS)
-@pytest.mark.parametrize("bound", [{}, {"request_id": "req_1", "conversation_id": "c_2"}])
+@pytest.mark.parametrize(
+    "bound",
+    [
+        {},
+        {"request_id": "req_1", "conversation_id": "c_2"},
+        {"event": "bound", "level": "bound", "logger": "bound", "ts": "bound", "msg": "bound"},
+        {"exc_info": False},  # ExceptionRenderer's key: the inline path hands it to structlog
+    ],
+)
 def test_same_line_as_structlog(make, bound):
     fmt = frozen(logs.formatter("json"))
     assert isinstance(fmt, logs.JsonFormatter)
+    assert fmt._stamp is not None  # the chain runs inline
     tokens = logs.bind(**bound)
     try:
         rec = make()
@@ -89,3 +98,16 @@ def test_a_record_formatted_before_keeps_its_extra_fields():
 
 def test_text_format_is_structlogs():
     assert type(logs.formatter("text")) is structlog.stdlib.ProcessorFormatter
+
+
+def test_a_json_formatter_of_another_chain_runs_its_processors():
+    """Only ``formatter("json")``'s chain is run inline; a JsonFormatter built with other
+    processors runs them (here: sorted keys)."""
+    fmt = logs.JsonFormatter(
+        foreign_pre_chain=[structlog.stdlib.add_log_level],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.JSONRenderer(sort_keys=True),
+        ],
+    )
+    assert fmt.format(record("x")) == '{"event": "x", "level": "info"}'

@@ -18,6 +18,8 @@ of which belongs in a log line.
 
 from __future__ import annotations
 
+import contextvars
+import json
 import logging
 import sys
 from collections.abc import Mapping
@@ -25,6 +27,7 @@ from typing import Any
 
 import structlog
 from structlog.contextvars import bind_contextvars, merge_contextvars, reset_contextvars
+from structlog.stdlib import _LOG_RECORD_KEYS
 
 LEVELS = ("debug", "info", "warning", "error", "critical")
 FORMATS = ("auto", "json", "text")
@@ -58,7 +61,7 @@ def formatter(fmt: str) -> logging.Formatter:
         )
         tail = []
     cls = JsonFormatter if fmt == "json" else structlog.stdlib.ProcessorFormatter
-    return cls(
+    made = cls(
         foreign_pre_chain=_pre_chain(),
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
@@ -67,6 +70,9 @@ def formatter(fmt: str) -> logging.Formatter:
             renderer,
         ],
     )
+    if isinstance(made, JsonFormatter):
+        made.inline_chain()  # the chain above, whose steps it knows
+    return made
 
 
 class JsonFormatter(structlog.stdlib.ProcessorFormatter):
@@ -82,7 +88,28 @@ class JsonFormatter(structlog.stdlib.ProcessorFormatter):
     gives the same line, without the copy (a second ``LogRecord``, ~10 % of a request's log
     cost). Anything else takes structlog's path. ``tests/test_log_format.py`` holds the two
     outputs byte for byte.
+
+    With ``formatter("json")``'s own chain (``inline_chain``) the steps run inline: the same
+    dictionary operations each processor does, in their order (the context's ``structlog_``
+    variables, level, logger name, the record's extra fields, the timestamp, the meta keys
+    removed, ``event`` renamed ``msg``) and one prebuilt ``JSONEncoder(default=str)``, which
+    is what ``json.dumps(..., default=str)`` builds per call — without nine processor calls
+    and an encoder per line (~10 → ~7 µs a line in a loop, the request and turn lines three
+    times a turn). A bound ``exc_info`` variable leaves the inline path for the processors.
     """
+
+    _stamp: Any = None
+    _encode: Any = None
+
+    def inline_chain(self) -> None:
+        """Run ``formatter("json")``'s chain inline (only that chain: its steps are known)."""
+        stamps = [
+            p
+            for p in self.foreign_pre_chain or ()
+            if isinstance(p, structlog.processors.TimeStamper)
+        ]
+        self._stamp = stamps[0]
+        self._encode = json.JSONEncoder(default=str).encode
 
     def format(self, record: logging.LogRecord) -> str:
         d = record.__dict__
@@ -98,8 +125,32 @@ class JsonFormatter(structlog.stdlib.ProcessorFormatter):
             return super().format(record)
         method = record.levelname.lower()
         ed: Any = {"event": record.getMessage(), "_record": record, "_from_structlog": False}
-        for proc in self.foreign_pre_chain or ():
-            ed = proc(None, method, ed)
+        if self._stamp is None:
+            for proc in self.foreign_pre_chain or ():
+                ed = proc(None, method, ed)
+            return self._processors(method, ed)
+        ctx = contextvars.copy_context()  # merge_contextvars
+        for var in ctx:
+            name = var.name
+            if name.startswith("structlog_") and ctx[var] is not Ellipsis:
+                ed.setdefault(name[10:], ctx[var])
+        # add_log_level (its method-name mapping), add_logger_name, ExtraAdder, TimeStamper
+        ed["level"] = (
+            "warning" if method == "warn" else "error" if method == "exception" else method
+        )
+        ed["logger"] = record.name
+        for key, value in d.items():
+            if key not in _LOG_RECORD_KEYS:
+                ed[key] = value
+        ed = self._stamp(None, method, ed)
+        if "exc_info" in ed:  # ExceptionRenderer's input: structlog renders it
+            return self._processors(method, ed)
+        del ed["_record"]  # remove_processors_meta
+        del ed["_from_structlog"]
+        ed["msg"] = ed.pop("event")  # EventRenamer("msg")
+        return self._encode(ed)  # JSONRenderer(sort_keys=False, default=str)
+
+    def _processors(self, method: str, ed: Any) -> Any:
         for proc in self.processors:
             ed = proc(None, method, ed)
         return ed
