@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections import Counter
 from contextlib import contextmanager
 
+import asyncpg
+import pytest
 from sqlalchemy import event, select
 
 from chatmem.conversations import append_store, dag, store
@@ -99,7 +102,7 @@ def _counted(db):
 
 
 async def test_statements_per_append(new_user, app):
-    """PostgreSQL: one statement, its own transaction; SQLite: the INSERT … SELECT, the
+    """PostgreSQL: one statement (the call of ``chatmem_append_logged``), its own transaction; SQLite: the INSERT … SELECT, the
     counters' UPDATE and the job INSERT. The debounced job is queued once either way."""
     db = app.state.runtime.db
     a = await new_user()
@@ -111,8 +114,8 @@ async def test_statements_per_append(new_user, app):
     per = Counter(seen)
     if db.sqlite:
         assert per == Counter({"INSERT": 10, "UPDATE": 5}), per
-    else:
-        assert per == Counter({"WITH": 5}), per
+    else:  # SELECT … FROM chatmem_append_logged(…)
+        assert per == Counter({"SELECT": 5}), per
     c = await conv(a.client, cid)
     assert c["message_count"] == 6
     async with db.read() as conn:
@@ -201,3 +204,113 @@ async def test_on_the_driver_as_through_sqlalchemy(new_user, app, monkeypatch):
         fy = json.dumps({k: y[k] for k in keep}, sort_keys=True, default=repr)
         assert fx.replace(c1, "C") == fy.replace(c2, "C")
     assert hot_rows[1]["metadata"] == DOC and hot_rows[2]["jump_id"] == f"{c1}0"
+
+
+#: many users' rows: OTHERS users, each with CONVS conversations of DEPTH messages (a chain), and
+#: a workspace whose members they all are, where each has a conversation open to the others
+OTHERS, CONVS, DEPTH = 300, 3, 30
+_FILL = (
+    "INSERT INTO users (id, email, name, password_hash, role, settings, created_at, updated_at) "
+    f"SELECT 'pu' || u, 'pu' || u || '@example.com', 'n', '', 'user', '{{}}', 0, 0 "
+    f"FROM generate_series(1, {OTHERS}) AS u",
+    "INSERT INTO workspaces (id, name, owner_id, created_at, updated_at) "
+    "VALUES ('pw', 'w', 'pu1', 0, 0)",
+    "INSERT INTO workspace_members (workspace_id, user_id, role, created_at) "
+    f"SELECT 'pw', 'pu' || u, 'member', 0 FROM generate_series(1, {OTHERS}) AS u",
+    "INSERT INTO conversations (id, user_id, workspace_id, is_public, created_at, updated_at) "
+    "SELECT 'pc' || u || '_' || k, 'pu' || u, CASE WHEN k = 1 THEN 'pw' ELSE '' END, "
+    "CASE WHEN k = 1 THEN 1 ELSE 0 END, 0, 0 "
+    f"FROM generate_series(1, {OTHERS}) AS u, generate_series(1, {CONVS}) AS k",
+    # search_tsv given: the trigger would only slow the fill down
+    "INSERT INTO messages (id, conversation_id, parent_id, role, created_at, user_id, depth, "
+    "search_tsv) SELECT 'pm' || u || '_' || k || '_' || d, 'pc' || u || '_' || k, "
+    "CASE WHEN d > 0 THEN 'pm' || u || '_' || k || '_' || (d - 1) END, 'user', d, 'pu' || u, d, "
+    f"'' FROM generate_series(1, {OTHERS}) AS u, generate_series(1, {CONVS}) AS k, "
+    f"generate_series(0, {DEPTH - 1}) AS d ORDER BY d",
+    f"UPDATE conversations SET active_leaf_id = 'pm' || substr(id, 3) || '_{DEPTH - 1}' "
+    "WHERE id LIKE 'pc%'",
+)
+_CALL = (
+    "SELECT id FROM chatmem_append_logged($1, $2, $3, $4, $5, 'user', '[]', '', 1, '{}', '', "
+    "1, '[]')"
+)
+
+
+async def _plans(conn, places: list[tuple]) -> list[str]:
+    """Per call of ``chatmem_append_logged`` (conversation, user, place, parent): the plan it
+    ran its statement with (auto_explain's notices)."""
+    seen: list[str] = []
+
+    def listen(_conn, message) -> None:
+        seen.append(message.message)
+
+    conn.add_log_listener(listen)
+    out = []
+    try:
+        for cid, uid, under, given in places:
+            seen.clear()
+            row = await conn.fetchrow(_CALL, cid, uid, under, given, f"plan{uuid.uuid4().hex}")
+            assert row is not None
+            [plan] = [m for m in seen if "WITH ins AS" in m]
+            out.append(plan)
+    finally:
+        conn.remove_log_listener(listen)
+    return out
+
+
+async def _explaining(url: str):
+    """A connection as the engine opens them, that reports its statements' plans."""
+    conn = await asyncpg.connect(url, server_settings={"plan_cache_mode": "force_custom_plan"})
+    try:
+        await conn.execute("LOAD 'auto_explain'")
+    except asyncpg.PostgresError as e:  # not installed, or not a superuser
+        await conn.close()
+        pytest.skip(f"auto_explain unavailable: {e}")
+    await conn.execute(
+        "SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; "
+        "SET auto_explain.log_level = notice"
+    )
+    return conn
+
+
+def _by_key(plan: str, under: str) -> None:
+    assert "Seq Scan" not in plan, plan
+    assert "idx_messages_conv" not in plan, plan  # the parent is not looked for among its siblings
+    assert "using pk_conversations on conversations conv " in plan, plan
+    if under != "root":
+        assert "using pk_messages on messages p " in plan, plan
+
+
+async def test_function_plans_reach_rows_by_key(new_user, app):
+    """PostgreSQL: ``chatmem_append_logged`` plans its statements once per connection, with no
+    parameter values and whatever the statistics are then (migration 0022). Made on the test's
+    small tables and used after many users' rows arrived, and made again after ANALYZE, the plan
+    of every place — in a personal and a workspace conversation — reaches each row through a
+    key: no table scanned, the parent not looked for among the conversation's messages."""
+    db = app.state.runtime.db
+    if db.sqlite:
+        pytest.skip("SQLite runs the statement itself (append_store._insert_select)")
+    url = db.url.replace("postgresql+asyncpg://", "postgresql://")
+    a = await new_user()
+    cid = (await new_conv(a.client))["id"]
+    first = await say(a.client, cid, "first")
+    mine = [(cid, a.id, under, first["id"]) for under in ("leaf", "given", "root")]
+    theirs = [("pc7_1", "pu9", "leaf", None), ("pc7_2", "pu7", "given", f"pm7_2_{DEPTH - 5}")]
+    conn = await _explaining(url)
+    try:
+        plans = await _plans(conn, mine)
+        for statement in _FILL:
+            await conn.execute(statement)
+        plans += await _plans(conn, mine + theirs)  # the plans made on the small tables
+    finally:
+        await conn.close()
+    async with db.write() as c:  # a new connection after ANALYZE: plans made with statistics
+        await c.exec_driver_sql("ANALYZE")
+    conn = await _explaining(url)
+    try:
+        plans += await _plans(conn, mine + theirs)
+    finally:
+        await conn.close()
+    unders = [p[2] for p in mine] + [p[2] for p in mine + theirs] * 2
+    for plan, under in zip(plans, unders, strict=True):
+        _by_key(plan, under)

@@ -9,9 +9,14 @@ the job INSERT — most of its cost on PostgreSQL being round trips. Here:
 - the conversation's visibility test, its active leaf (or the given parent), the parent's
   ``depth`` and jump pointer (``dag.jump_for``, spelt in SQL by ``child_place``) and the row's
   owner (``store._authored``) are read inside the message's own ``INSERT … SELECT``;
-- on PostgreSQL the counter UPDATE and the jobs' INSERT ride in the same statement as
-  data-modifying CTEs of that INSERT (nothing happens when it inserts nothing): one statement,
-  which can run as its own transaction; SQLite (no DML in a CTE) runs them as two more.
+- on PostgreSQL that INSERT, the counter UPDATE and the jobs' INSERT are one statement (the
+  latter two data-modifying CTEs of the first: nothing happens when it inserts nothing), which
+  can run as its own transaction. It runs inside the function ``chatmem_append_logged``
+  (migration 0022, which says why: its plan is made once per connection, where the engine's
+  ``force_custom_plan`` re-planned the statement on every append); the function's body mirrors
+  ``_insert_select``, ``child_place``, ``store.counted`` and the jobs' skip of a queued dedupe
+  key — a change to one of them needs a migration that replaces it. SQLite (no DML in a CTE,
+  no planning cost worth saving) runs ``_insert_select`` and two more statements.
 
 The INSERT inserts nothing — and the caller falls back to the statement-per-step path of
 ``store.insert_message``, which says why — when the conversation is not the user's (404), the
@@ -28,12 +33,12 @@ from __future__ import annotations
 import functools
 from typing import Literal
 
-from sqlalchemy import String, and_, bindparam, case, false, func, insert, select, true, update
+from sqlalchemy import String, and_, bindparam, case, false, func, insert, select, true
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db import hot
 from ..db import schema as t
-from ..jobs.queue import Job, enqueue_many, insert_after, job_params
+from ..jobs.queue import Job, enqueue_many, job_rows
 from ..workspaces.store import visible
 from . import blocks as blk
 from . import store, tree_store
@@ -66,8 +71,10 @@ def _bind(name: str, col: str):
     return bindparam(name, type_=t.messages.c[col].type)
 
 
-def _insert_select(under: Under, locked: bool):
-    """The message's ``INSERT … SELECT`` from the visible conversation and the parent's row."""
+def _insert_select(under: Under):
+    """The message's ``INSERT … SELECT`` from the visible conversation and the parent's row
+    (SQLite's; PostgreSQL's is in ``chatmem_append_logged``, which locks the conversation: a
+    SQLite write transaction holds the database's write lock already)."""
     conv = t.conversations.alias("conv")
     p, jr = t.messages.alias("p"), t.messages.alias("jr")
     uid = bindparam("b_uid", type_=String)
@@ -102,26 +109,40 @@ def _insert_select(under: Under, locked: bool):
         .where(conv.c.id == bindparam("b_cid", type_=String), visible(conv.c, uid))
         .where(found.get(under, true()))
     )
-    if locked:
-        sel = sel.with_for_update(of=conv)
     return insert(t.messages).from_select(list(cols), sel)
 
 
 @functools.cache
 def _sqlite_statement(under: Under):
-    return _insert_select(under, False).returning(*t.messages.c, tree_store.siblings_json("sqlite"))
+    return _insert_select(under).returning(*t.messages.c, tree_store.siblings_json("sqlite"))
+
+
+#: ``chatmem_append_logged``'s parameters, in its order (migration 0022)
+_FUNCTION_ARGS = (
+    ("b_cid", C.id.type),
+    ("b_uid", C.user_id.type),
+    ("b_under", String()),
+    ("b_parent", M.parent_id.type),
+    ("b_id", M.id.type),
+    ("b_role", M.role.type),
+    ("b_blocks", M.blocks.type),
+    ("b_text", M.search_text.type),
+    ("b_created", M.created_at.type),
+    ("b_metadata", M.metadata.type),
+    ("b_model", M.model_id.type),
+    ("b_now", C.updated_at.type),
+    ("b_jobs", t.jobs.c.payload.type),
+)
 
 
 @functools.cache
-def _pg_statement(under: Under, jobs: int):
-    """One statement: the INSERT, the conversation's UPDATE and ``jobs`` job rows, the latter
-    two joined to the INSERT's row (none without it); the row comes back with its siblings."""
-    ins = _insert_select(under, True).returning(*t.messages.c).cte("ins")
-    counted = store.counted(ins.c.created_at, 1) | {"active_leaf_id": ins.c.id}
-    touch = update(t.conversations).where(C.id == ins.c.conversation_id).values(**counted)
-    queued = insert_after(ins, jobs)
-    sibs = tree_store.siblings_json("postgresql", parent=ins.c.parent_id)
-    return select(*ins.c, sibs).add_cte(touch.cte("touch"), queued.cte("queued"))
+def _pg_statement():
+    """One statement: ``chatmem_append_logged`` (migration 0022: the INSERT, the conversation's
+    UPDATE and the job rows, planned once per connection) and the row's siblings."""
+    args = (bindparam(name, type_=type_) for name, type_ in _FUNCTION_ARGS)
+    fn = func.chatmem_append_logged(*args).table_valued(*t.messages.c).alias("f")
+    sibs = tree_store.siblings_json("postgresql", parent=fn.c.parent_id)
+    return select(*fn.c, sibs)
 
 
 async def append_logged(
@@ -151,11 +172,11 @@ async def append_logged(
         "b_metadata": values["metadata"],
         "b_model": values["model_id"],
     }
+    if c.dialect.name == "postgresql":
+        params.update(b_under=under, b_parent=parent_id, b_now=now, b_jobs=job_rows(jobs, now))
+        return (await hot.execute(c, _pg_statement(), params)).first()
     if under == "given":
         params["b_parent"] = parent_id
-    if c.dialect.name == "postgresql":
-        params.update(job_params(jobs, now), b_now=now)
-        return (await hot.execute(c, _pg_statement(under, len(jobs)), params)).first()
     row = (await hot.execute(c, _sqlite_statement(under), params)).first()
     if row is not None:
         created = values["created_at"]

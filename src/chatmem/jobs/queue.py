@@ -134,3 +134,10 @@ def insert_after(source, n: int):
 def job_params(jobs: list[Job], now: int) -> dict:
     """``insert_after``'s parameters for ``jobs``."""
     return {f"j{i}_{k}": v for i, job in enumerate(jobs) for k, v in _row(job, now).items()}
+
+
+def job_rows(jobs: list[Job], now: int) -> list[dict]:
+    """The ``jobs`` rows of ``jobs`` (what ``enqueue_many`` inserts), for a statement that
+    inserts them itself from one JSON array: PostgreSQL's ``chatmem_append_logged`` (migration
+    0022), which skips each whose dedupe key is queued, as ``insert_after`` does."""
+    return [_row(j, now) for j in jobs]
