@@ -10,10 +10,13 @@ import json
 
 PING = ": ping\n\n"
 TERMINAL = ("done", "error")
+#: ``json.dumps(data, ensure_ascii=False, separators=(",", ":"))`` without building this encoder
+#: for every event (what ``dumps`` does when given any argument)
+_DATA = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def frame(event: dict) -> str:
-    data = json.dumps(event["data"], ensure_ascii=False, separators=(",", ":"))
+    data = _DATA(event["data"])
     head = f"id: {event['seq']}\n" if event.get("seq") is not None else ""
     return f"{head}event: {event['type']}\ndata: {data}\n\n"
 
