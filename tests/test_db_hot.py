@@ -143,9 +143,9 @@ async def test_hot_statements_answer_and_write_as_sqlalchemy_does(db, monkeypatc
     ran: list[str] = []
     real_run = hot._run
 
-    async def counted(sync, adapt, plan, sql, args, many):
+    async def counted(sync, adapt, plan, sql, args, *rest):
         ran.append(sql.split()[0])
-        return await real_run(sync, adapt, plan, sql, args, many)
+        return await real_run(sync, adapt, plan, sql, args, *rest)
 
     monkeypatch.setattr(hot, "_run", counted)
     c1, taken_hot, hot_answers = await _conversation(db, monkeypatch, plain=False)

@@ -48,7 +48,7 @@ async def test_a_lone_read_is_one_trip(sqlite_db, monkeypatch):
         trips.clear()
         async with db.write() as c:
             await c.execute(text("UPDATE users SET email = email WHERE id = 'none'"))
-        assert trips == ["_run", "commit"]  # BEGIN IMMEDIATE with the UPDATE, COMMIT
+        assert trips == ["_run", "_commit"]  # BEGIN IMMEDIATE with the UPDATE, COMMIT
         trips.clear()
         async with db.write():  # no statement: no BEGIN, no COMMIT
             pass
@@ -65,7 +65,7 @@ async def test_a_failed_write_is_rolled_back(sqlite_db, monkeypatch):
             async with db.write() as c:
                 await c.execute(text("UPDATE users SET email = email WHERE id = 'none'"))
                 raise RuntimeError("boom")
-        assert "rollback" in trips
+        assert "_rollback" in trips
         other = sqlite3.connect(sqlite_db.split("///", 1)[1], timeout=0)
         try:
             other.execute("BEGIN IMMEDIATE")  # the write lock is free again

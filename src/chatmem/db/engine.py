@@ -169,6 +169,8 @@ class Database:
                 cur.execute("PRAGMA wal_autocheckpoint=0")
             cur.close()
             register_sqlite_functions(dbapi_conn)
+            # short statements that cannot wait run on the loop's thread (sqlite_driver.py)
+            dbapi_conn.allow_inline()
 
         @event.listens_for(sync_engine, "begin")
         def _on_begin(conn):  # pragma: no cover - exercised by every test

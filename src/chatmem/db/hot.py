@@ -11,8 +11,10 @@ values and the same driver as SQLAlchemy would, minus that machinery:
 - compiled once per (statement, dialect, parameter names) with the dialect's own compiler; per
   call only ``construct_params`` and the bind processors (JSON serialising, …) run;
 - run by the driver adapter's own async code on the connection the caller's transaction holds
-  (``sqlite_driver.OneTripCursor._trip``: one trip to aiosqlite's thread; asyncpg's adapter:
-  its prepared-statement cache, in the transaction ``engine._first_trip`` began) — so the
+  (``sqlite_driver.OneTripCursor.trip``: on the event loop's thread when it is short — at most
+  ``INLINE_ROWS`` rows — and cannot wait on a lock, else one trip to aiosqlite's thread;
+  asyncpg's adapter: its prepared-statement cache, in the transaction ``engine._first_trip``
+  began) — so the
   transaction, its locks and its commit are SQLAlchemy's as before; no greenlet;
 - rows come back as a ``Result`` (``.one()``, ``.first()``, ``.all()``, ``.scalar()``, attribute
   access by column key) with the result processors SQLAlchemy would apply (JSON parsing on
@@ -99,6 +101,11 @@ class _Plan:
         self.expansions: dict[tuple, tuple] = {}
         self.meta: SimpleResultMetaData | None = None  # from the first result's description
 
+
+#: SQLite: a hot statement of at most this many rows runs on the event loop's thread when it
+#: cannot wait (``sqlite_driver.OneTripConnection.inline``): point work, a turn's two messages or
+#: a flush's few events; more (an import's page of rows) takes aiosqlite's thread
+INLINE_ROWS = 16
 
 #: (statement cache key, dialect, parameter names, many) → plan; None: not for the shortcut
 _PLANS: dict[tuple, _Plan | None] = {}
@@ -209,7 +216,8 @@ async def execute(
         sql, args = bound[0][0], [b[1] for b in bound]
     else:
         sql, args = _bound(plan, rows, ck.bindparams, fmt)
-    return await _run(sync, fairy.dbapi_connection, plan, sql, args, many)
+    short = not isinstance(rows, list) or len(rows) <= INLINE_ROWS
+    return await _run(sync, fairy.dbapi_connection, plan, sql, args, many, short)
 
 
 def _one_batch(plan: _Plan, rows: list, extracted: Any, seq_format: Any, dialect: Any):
@@ -228,7 +236,9 @@ def _one_batch(plan: _Plan, rows: list, extracted: Any, seq_format: Any, dialect
     return batches[0] if len(batches) == 1 else None
 
 
-async def _run(sync: Any, adapt: Any, plan: _Plan, sql: str, args: Any, many: bool) -> Result:
+async def _run(
+    sync: Any, adapt: Any, plan: _Plan, sql: str, args: Any, many: bool, short: bool
+) -> Result:
     dispatch = sync.engine.dispatch  # (a connection's own joins it anew per connection)
     listened = bool(dispatch.before_cursor_execute)
     one_pg = not many and sync.dialect.name == "postgresql"  # asyncpg, without the cursor
@@ -242,8 +252,8 @@ async def _run(sync: Any, adapt: Any, plan: _Plan, sql: str, args: Any, many: bo
             description, rows, status = await _pg_fetch(adapt, sql, args, plan.meta is None)
         elif sync.dialect.name == "postgresql":
             await cursor._executemany(sql, args)
-        else:
-            await (cursor._executemany_async if many else cursor._execute_async)(sql, args)
+        else:  # SQLite: on the loop's thread when it cannot wait (sqlite_driver.py)
+            await cursor.trip(sql, args, many, short)
     except Exception as error:
         await greenlet_spawn(_raise, sync, adapt, error, sql, args)
     if context is not None:
