@@ -60,8 +60,12 @@ def test_sqlite_backups_while_a_server_writes_are_consistent(sqlite_url, tmp_pat
             while not stop.is_set():
                 cid = c.post("/api/conversations", json={}).json()["id"]
                 r = c.post(f"/api/conversations/{cid}/messages", json={"content": "hello " * 50})
-                assert r.status_code == 202, r.text
-                written[0] += 1
+                while r.status_code == 429 and not stop.is_set():  # the user's 3 answers at once:
+                    stop.wait(0.02)  # this loop outruns the answers it starts; let one finish
+                    body = {"content": "hello " * 50}
+                    r = c.post(f"/api/conversations/{cid}/messages", json=body)
+                assert r.status_code == 202 or stop.is_set(), r.text
+                written[0] += r.status_code == 202
 
     writer = threading.Thread(target=write)
     try:
