@@ -16,8 +16,8 @@ exactly as the adapter buffered them before (it always fetched everything at onc
 streams results from SQLite). A commit or rollback with no transaction open on the sqlite3
 connection (autocommit blocks, the pool's reset of a connection it takes back) makes no trip.
 
-**No trip** (issue 18: the trip was still ~0.03–0.2 ms of CPU a statement, a demo turn ~13 of
-them): a statement the caller marks *short* — db/hot.py's statements, bounded index-driven point
+**No trip** (issue 18: a trip still cost ~0.03–0.06 ms of CPU across the two threads in a
+micro-benchmark, more on a loaded box, and a demo turn made ~13): a statement the caller marks *short* — db/hot.py's statements, bounded index-driven point
 work (a turn's and an append's reads and writes, at most ``hot.INLINE_ROWS`` rows) — runs right
 here, on the event loop's thread, when nothing can make it wait:
 
@@ -48,6 +48,12 @@ statement), a statement while a trip is queued, a BUSY retry — takes the one t
 same sqlite3 exceptions wherever the statement ran, mapped by the same adapter code; a statement
 here has no await, so it cannot be cancelled half-way. Everything else (connect, close,
 isolation level) is SQLAlchemy's aiosqlite adapter unchanged.
+
+What it trades: SQLite's own work of those statements is on the loop's thread instead of beside
+it (it was on the second core; at the turn's point statements that is microseconds, less than
+the hand-off it replaces), and a transaction of short statements runs without yielding: other
+tasks (a background answer, a flush) get the loop between transactions, no longer between their
+statements.
 
 ``Database`` passes ``module=dbapi()`` to ``create_async_engine`` (SQLAlchemy's documented way to
 substitute the DBAPI module); the dialect is still ``sqlite+aiosqlite``.
