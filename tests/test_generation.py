@@ -371,6 +371,12 @@ async def test_stop_keeps_partial_text(db_url):
             f"/api/conversations/{cid}/messages", json={"content": "long", "model": "slow"}
         )
         mid = r.json()["assistant_message_id"]
+
+        async def first_word():  # in flight with its first word (stopped before: no text)
+            page = (await c.get(f"/api/conversations/{cid}/messages")).json()
+            return page["items"][-1]["id"] == mid and page["items"][-1]["text"] == "first"
+
+        await until(first_word)
         r = await c.post(f"/api/conversations/{cid}/stop", json={"message_id": mid})
         assert r.status_code == 200
         body = r.json()
