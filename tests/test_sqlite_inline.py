@@ -17,6 +17,7 @@ from chatmem.db import schema as t
 from chatmem.db.engine import Database
 from chatmem.db.migrate import upgrade
 from tests.test_generation import client_for, new_conv, running_app
+from tests.test_sqlite_driver import _count_trips
 
 _INSERT_USER = insert(t.users)
 _WHOSE_THREAD = text("SELECT whose_thread()")
@@ -41,21 +42,6 @@ async def db(path):
         await c.execute(text("SELECT 1"))
     yield d
     await d.dispose()
-
-
-def _count_trips(monkeypatch) -> list[str]:
-    """Every function sent to aiosqlite's worker thread, by name."""
-    import aiosqlite
-
-    trips: list[str] = []
-    real = aiosqlite.Connection._execute
-
-    async def counted(self, fn, *args, **kwargs):
-        trips.append(getattr(fn, "__name__", "?"))
-        return await real(self, fn, *args, **kwargs)
-
-    monkeypatch.setattr(aiosqlite.Connection, "_execute", counted)
-    return trips
 
 
 class Locker:

@@ -124,8 +124,7 @@ def _run(
     """On aiosqlite's thread: the configured busy timeout back if the loop's thread had set 0,
     the transaction's deferred BEGIN if any, then the statement."""
     try:
-        if wait_ms is not None:
-            conn.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
+        _patient(conn, wait_ms)
         if begin:
             conn.execute(begin)
         return _statement(conn, operation, parameters, many)
@@ -133,24 +132,30 @@ def _run(
         trips[1] += 1  # this thread alone writes it
 
 
-def _commit(conn: sqlite3.Connection, wait_ms: int | None, trips: list[int]) -> None:
-    """On aiosqlite's thread: COMMIT (after the busy timeout, as ``_run``)."""
+def _patient(conn: sqlite3.Connection, wait_ms: int | None) -> None:
+    """On aiosqlite's thread: the configured busy timeout back if the loop's thread had set 0."""
+    if wait_ms is not None:
+        conn.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
+
+
+def _ended(conn: sqlite3.Connection, wait_ms: int | None, trips: list[int], end: Any) -> None:
+    """On aiosqlite's thread: ``end`` (the connection's commit or rollback), after the busy
+    timeout, as ``_run``."""
     try:
-        if wait_ms is not None:
-            conn.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
-        conn.commit()
+        _patient(conn, wait_ms)
+        end()
     finally:
         trips[1] += 1
+
+
+def _commit(conn: sqlite3.Connection, wait_ms: int | None, trips: list[int]) -> None:
+    """On aiosqlite's thread: COMMIT."""
+    _ended(conn, wait_ms, trips, conn.commit)
 
 
 def _rollback(conn: sqlite3.Connection, wait_ms: int | None, trips: list[int]) -> None:
-    """On aiosqlite's thread: ROLLBACK (after the busy timeout, as ``_run``)."""
-    try:
-        if wait_ms is not None:
-            conn.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
-        conn.rollback()
-    finally:
-        trips[1] += 1
+    """On aiosqlite's thread: ROLLBACK."""
+    _ended(conn, wait_ms, trips, conn.rollback)
 
 
 def _busy(error: BaseException) -> bool:
