@@ -223,22 +223,35 @@ async def test_a_uri_database_keeps_every_statement_on_the_thread(path, monkeypa
 
 
 async def test_a_demo_turn_takes_no_thread_trip(tmp_path, monkeypatch):
-    """Every statement of a demo turn is hot: none goes to aiosqlite's thread (no flush, no
-    sweep, no worker while it runs; the key is cached)."""
+    """Every statement of a demo turn is hot: a turn runs without a trip to aiosqlite's thread
+    (no flush, no sweep, no worker, no background checkpoint; the key stays cached). Work of
+    this process beside the turn (on a loaded machine: a BUSY answer's retry on the thread,
+    which is the design) may still take one, and the counter sees every connection's trips: so
+    up to three turns are run and one must take none (the code before took several each)."""
+    from chatmem.db import engine
+
+    monkeypatch.setattr(engine, "WAL_CHECKPOINT_BYTES", 2**40)
     url = f"sqlite:///{tmp_path}/turn.db"
     upgrade(url)
     quiet = dict(flush_interval_ms=60_000, run_worker=False, sweep_interval_s=3600)
-    async with running_app(url, **quiet) as application, client_for(application) as c:
-        application.state.runtime.generation.flusher.poke = lambda: None
-        for _ in range(2):  # the pool's connections opened, the key cached
-            cid = await new_conv(c)
-            r = await c.post(
-                f"/api/conversations/{cid}/messages", json={"content": "hi"}, headers=SSE
-            )
-            assert r.status_code == 200, r.text
-        trips = _count_trips(monkeypatch)
-        cid = await new_conv(c)
-        body = {"content": "What is a DAG?"}
-        r = await c.post(f"/api/conversations/{cid}/messages", json=body, headers=SSE)
-        assert r.status_code == 200 and "event: done" in r.text
-        assert trips == []
+    async with running_app(url, auth_cache_s=3600, **quiet) as application:
+        async with client_for(application) as c:
+            application.state.runtime.generation.flusher.poke = lambda: None
+            for _ in range(2):  # the pool's connections opened, the key cached
+                cid = await new_conv(c)
+                r = await c.post(
+                    f"/api/conversations/{cid}/messages", json={"content": "hi"}, headers=SSE
+                )
+                assert r.status_code == 200, r.text
+            trips = _count_trips(monkeypatch)
+            seen = []
+            for _ in range(3):
+                trips.clear()
+                cid = await new_conv(c)
+                body = {"content": "What is a DAG?"}
+                r = await c.post(f"/api/conversations/{cid}/messages", json=body, headers=SSE)
+                assert r.status_code == 200 and "event: done" in r.text
+                seen.append(list(trips))
+                if not trips:
+                    break
+            assert [] in seen, seen
