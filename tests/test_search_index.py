@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select, text
 
+from chatmem.conversations import forks
 from chatmem.db import schema as t
 from chatmem.db.engine import Database
 from chatmem.db.fulltext import cjk_terms
@@ -78,6 +79,7 @@ async def test_index_follows_every_write(app, new_user):
     r = await u.client.post(f"/api/conversations/{cid}/fork", json={})
     assert r.status_code == 201, r.text
     fork_id = r.json()["id"]
+    await forks.copies_done()  # the copy runs after the fork answers (conversations/forks.py)
     assert len(await find(db, u.id, [fork_id], "tabby")) == 2
     assert await indexed_ids(db) == await expected_ids(db)
 
@@ -130,6 +132,7 @@ async def test_fork_copies_are_indexed_as_if_written(app, new_user):
     r = await u.client.post(f"/api/conversations/{cid}/fork", json={})
     assert r.status_code == 201, r.text
     fork = r.json()["id"]
+    await forks.copies_done()  # the copy runs after the fork answers (conversations/forks.py)
     for words in ("heron", "北京", "twice"):
         assert len(await find(db, u.id, [fork], words)) == 1, words
     for words in ("heron", "北京"):  # ("twice" is in [cid] twice: its copy's text holds the token)

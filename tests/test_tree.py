@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import update
 
 from chatmem.auth.models import Principal
-from chatmem.conversations import service, store, tree_store
+from chatmem.conversations import fork_store, service, store
 from chatmem.conversations.wire import ForkIn
 from chatmem.db import schema as t
 from chatmem.db.ids import id_block, new_id
@@ -362,8 +362,9 @@ async def test_a_fork_leaves_the_engines_plan_mode_for_the_rest_of_its_transacti
     async with db.write() as c:
         src = await store.get_conversation(c, a.id, cid)
         new = await store.get_conversation(c, a.id, await store.insert_conversation(c, a.id))
-        leaf, busy = await tree_store.copy_path(c, cid, src.active_leaf_id, 100, new, a.id)
-        assert busy == 0 and leaf is not None
+        plan, busy = await fork_store.plan_copy(c, cid, src.active_leaf_id, 100)
+        assert busy == 0 and plan is not None
+        await fork_store.copy_planned(c, cid, plan, new)
         mode = (await c.exec_driver_sql("SHOW plan_cache_mode")).scalar()
     assert mode == "force_custom_plan"
     items = await path(a.client, new.id)

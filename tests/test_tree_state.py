@@ -28,7 +28,7 @@ from sqlalchemy import select
 
 from chatmem.app import create_app
 from chatmem.auth import service as auth_service
-from chatmem.conversations import tree_store
+from chatmem.conversations import forks, tree_store
 from chatmem.db import schema as t
 
 from .conftest import make_settings
@@ -232,6 +232,7 @@ class TreeMachine(RuleBasedStateMachine):
         cid = self.pick_conv(data)
         src = self.trees[cid]
         out = self.call("POST", f"/api/conversations/{cid}/fork", {}, 201)
+        self.run(forks.copies_done())  # the copy runs after the answer (conversations/forks.py)
         copy = Tree(skipped=src.skipped)
         prev = None
         for mid in src.path():

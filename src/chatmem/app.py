@@ -30,8 +30,9 @@ from .config import Settings, get_settings
 from .context import manage as context_manage
 from .context import routes as context_routes
 from .contracts import openapi
-from .conversations import followups
+from .conversations import followups, forks
 from .conversations import routes as conversations_routes
+from .conversations.forkwait import ForkWait
 from .db import faults
 from .db.engine import Database
 from .edge.bodylimit import BodyTooLarge
@@ -189,6 +190,7 @@ def create_runtime(settings: Settings, *, db: Database | None = None) -> Runtime
             "compaction": context_manage.compaction_job,
             "memory.extract": memory_hooks.extract_job,
             embedding_jobs.KIND_CONVERSATION: embedding_jobs.embed_conversation_job,
+            forks.KIND: forks.fork_copy_job,
             embedding_jobs.KIND_MEMORIES: embedding_jobs.embed_memories_job,
             portability_imports.IMPORT_JOB: portability_imports.import_job,
             portability_exports.EXPORT_JOB: portability_exports.export_job,
@@ -258,6 +260,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="chatmem", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None
     )
     app.state.runtime = rt
+    # innermost: a read that reached a fork still being copied is answered again once copied
+    app.add_middleware(ForkWait, db_of=lambda: rt.db)
     edge.install(app, settings, RejectNulInUrl)
     # outermost: every answer (a 413 from the edge, a preflight, a 404) gets a request id, a
     # log line, metrics and a span (observability/middleware.py)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from ..auth.models import Principal
 from ..conversations import blocks as blk
+from ..conversations.forks import ForkPending
 from ..db.engine import Database
 from ..errors import BadRequest
 from ..feedback import store as feedback_store
@@ -71,6 +72,8 @@ def parse_cursor(raw: str | None) -> cur.Cursor | None:
 
 
 async def _page(c, user_id: str, conv, cursor: cur.Cursor | None):
+    if conv.fork_source_id:  # a fork still being copied: /rpc answers again once it is
+        raise ForkPending(conv.id)
     if cursor is not None and cursor.id is not None and cursor.depth is None:
         depth = await store.cursor_depth(c, conv.id, cursor.id)
         if depth is None:

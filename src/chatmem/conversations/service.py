@@ -20,7 +20,7 @@ from ..errors import BadRequest, Conflict, Forbidden, TooLarge, Unprocessable
 from ..i18n import default_title, pick_language
 from ..projects import store as projects_store
 from ..workspaces import store as workspaces_store
-from . import append_store, dag, followups, store, tree_store
+from . import append_store, dag, followups, fork_store, forks, store, tree_store
 from .wire import (
     ConversationIn,
     ConversationPatch,
@@ -149,8 +149,8 @@ async def list_conversations(
 
 
 async def get_conversation(db: Database, p: Principal, cid: str) -> dict:
-    async with db.read() as c:
-        return conversation_out(await store.get_conversation(c, p.id, cid))
+    async with db.read() as c:  # a pending fork's row already says what it will hold
+        return conversation_out(await store.get_conversation(c, p.id, cid, pending_ok=True))
 
 
 async def patch_conversation(db: Database, p: Principal, cid: str, body: ConversationPatch) -> dict:
@@ -314,7 +314,9 @@ async def read_path(
 ) -> dict:
     """One page of the active path, oldest → newest; ``next_cursor`` pages further back."""
     async with db.read() as c:
-        conv = await store.get_conversation(c, p.id, cid)
+        conv = await store.get_conversation(c, p.id, cid, pending_ok=not before)
+        if conv.fork_source_id:  # a fork still to be copied: its newest page, from the source
+            return _pending_page(conv, await forks.first_page(c, conv, limit), p)
         if before:
             anchor = await store.find_message(c, cid, before)
             if anchor is None:
@@ -328,6 +330,21 @@ async def read_path(
             start = conv.active_leaf_id
         rows = await tree_store.path_rows(c, cid, start, limit)
         items = await _with_branches(c, cid, rows, p)
+    more = bool(rows) and rows[0].parent_id is not None
+    return {
+        "items": items,
+        "next_cursor": rows[0].id if more else None,
+        "active_leaf_id": conv.active_leaf_id,
+    }
+
+
+def _pending_page(conv, rows: list, p: Principal) -> dict:
+    """``read_path``'s answer for a fork still to be copied (``forks.first_page``'s rows): a
+    copy is a chain, so every message is its parent's only child."""
+    items = [
+        message_out(r, dag.branch_info([r.id], {r.id: r.parent_id}, {}), is_admin=p.is_admin)
+        for r in rows
+    ]
     more = bool(rows) and rows[0].parent_id is not None
     return {
         "items": items,
@@ -440,7 +457,8 @@ async def delete_round(db: Database, p: Principal, cid: str, mid: str) -> dict:
 
 
 async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 1_000_000) -> dict:
-    """Copy the active path (or the path up to ``message_id``) into a new conversation."""
+    """Copy the active path (or the path up to ``message_id``) into a new conversation: planned
+    and answered here, the rows copied right after the commit (``forks.py``)."""
     async with db.write() as c:
         conv = await store.get_conversation(c, p.id, cid)
         start = conv.active_leaf_id
@@ -458,14 +476,14 @@ async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 
             workspace_id=conv.workspace_id,
             is_public=conv.is_public,
         )
-        new_conv = await store.get_conversation(c, p.id, new_id_)
-        if start is not None:
-            _, busy = await tree_store.copy_path(c, cid, start, limit, new_conv, p.id)
-            if busy:  # raised before the commit: the copy is rolled back with the conversation
-                raise Conflict(
-                    "cannot fork while a message on the path is streaming",
-                    code="message_streaming",
-                )
-        await schedule_embedding(c, new_id_)
-        new_conv = await store.get_conversation(c, p.id, new_id_)
+        plan, busy = await fork_store.plan_copy(c, cid, start, limit) if start else (None, 0)
+        if busy:  # raised before the commit: the conversation is rolled back
+            raise Conflict(
+                "cannot fork while a message on the path is streaming", code="message_streaming"
+            )
+        if plan is not None:
+            await forks.begin(c, new_id_, cid, plan)
+        new_conv = await store.get_conversation(c, p.id, new_id_, pending_ok=True)
+    if plan is not None:
+        forks.kick(db, new_id_)
     return conversation_out(new_conv)

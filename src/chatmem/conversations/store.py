@@ -18,6 +18,7 @@ from sqlalchemy import (
     bindparam,
     case,
     delete,
+    exists,
     func,
     insert,
     literal,
@@ -32,35 +33,60 @@ from ..db import hot
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.dialect import unindexed
-from ..db.engine import reuse_key_check_plans
+from ..db.engine import in_write_transaction, reuse_key_check_plans
 from ..db.ids import new_id
 from ..errors import Unprocessable, found
 from ..workspaces.store import in_workspace, visible
 from . import blocks as blk
-from . import dag, tree_store
+from . import dag, forks, tree_store
 
 C = t.conversations.c
 M = t.messages.c
 
 
-async def get_conversation(c: AsyncConnection, user_id: str, cid: str, *, for_update: bool = False):
+async def get_conversation(
+    c: AsyncConnection,
+    user_id: str,
+    cid: str,
+    *,
+    for_update: bool = False,
+    pending_ok: bool = False,
+):
     """The conversation if the user may see it (their own, or a workspace one they may see:
-    workspaces/store.visible); NotFound otherwise."""
+    workspaces/store.visible); NotFound otherwise.
+
+    A fork whose copy has not run (``forks.py``) is copied first when ``c`` is a write
+    transaction; a read raises ``forks.ForkPending`` unless ``pending_ok`` (the caller reads only
+    the row, or reads the copy from its source: ``fork_store.copy_rows``). ``for_update`` says
+    the caller may change the conversation's messages: its own pending forks are copied first."""
     q = _conversation_statement(for_update and c.dialect.name == "postgresql")
-    return found(
-        (await hot.execute(c, q, {"b_cid": cid, "b_uid": user_id})).first(),
-        "conversation not found",
-    )
+    params = {"b_cid": cid, "b_uid": user_id}
+    row = found((await hot.execute(c, q, params)).first(), "conversation not found")
+    copy_self = row.fork_source_id is not None and not pending_ok
+    copy_forks = for_update and row.forks_pending
+    if not (copy_self or copy_forks):
+        return row
+    if not in_write_transaction(c):
+        raise forks.ForkPending(cid)
+    if copy_self:
+        await forks.settle_in(c, cid)
+    if copy_forks:
+        await forks.settle_sources_in(c, [cid])
+    return (await hot.execute(c, q, params)).first()
 
 
 @functools.cache
 def _conversation_statement(locked: bool):
     """``get_conversation``'s SELECT, built once (with ``FOR UPDATE`` or not): the visibility
-    test's OR/EXISTS tree cost ~0.3 ms of CPU to build per call (every request reads it)."""
-    q = select(t.conversations).where(
+    test's OR/EXISTS tree cost ~0.3 ms of CPU to build per call (every request reads it). Its
+    ``forks_pending`` says whether a fork of this conversation is still to be copied (a probe
+    of the partial index that holds only those: nearly always empty)."""
+    f = t.conversations.alias("f")
+    pending = exists(select(f.c.id).where(f.c.fork_source_id == C.id)).label("forks_pending")
+    q = select(t.conversations, pending).where(
         C.id == bindparam("b_cid"), visible(C, bindparam("b_uid", type_=String))
     )
-    return q.with_for_update() if locked else q
+    return q.with_for_update(of=t.conversations) if locked else q
 
 
 async def find_message(c: AsyncConnection, conv_id: str, mid: str):

@@ -2,8 +2,8 @@
 
 Why it exists: these statements walk the tree (recursive CTEs up parent links or down child
 links, the level-ancestor walk over the skew-binary jump pointers of ``dag.jump_for``) and keep
-it consistent when it changes shape (a round's deletion re-parents the surviving children, a fork
-copies a path in one ``INSERT … SELECT``). They share the walks' dialect tricks (LATERAL probes
+it consistent when it changes shape (a round's deletion re-parents the surviving children; a
+fork's copy of a path is ``fork_store.py``'s). They share the walks' dialect tricks (LATERAL probes
 on PostgreSQL) and the depth/jump invariants, and none of them is row CRUD — which stays in
 ``store.py`` with the conversation list query. Same contract as ``store.py``: each function takes
 an open connection; the caller checked the conversation is the user's.
@@ -19,20 +19,14 @@ import json
 from typing import Any
 
 from sqlalchemy import (
-    BigInteger,
     Integer,
-    String,
     and_,
     bindparam,
-    case,
-    column,
     delete,
     func,
-    insert,
     literal,
     literal_column,
     select,
-    table,
     text,
     tuple_,
     update,
@@ -42,9 +36,6 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from ..db import schema as t
 from ..db.clock import now_ms
-from ..db.dialect import unindexed
-from ..db.engine import reuse_key_check_plans
-from ..db.ids import id_block
 from . import dag
 
 C = t.conversations.c
@@ -366,157 +357,6 @@ async def apply_round_delete(c: AsyncConnection, conv_id: str, plan: dag.RoundPl
         .values(message_count=C.message_count - n, last_message_at=newest, updated_at=now_ms())
     )
     return n
-
-
-_FORK_SET = (
-    "id",
-    "conversation_id",
-    "parent_id",
-    "depth",
-    "user_id",
-    "agent_id",
-    "jump_id",
-    "jump_depth",
-)
-
-
-#: the source columns a copy reads: its own (less those ``_FORK_SET`` sets) and its jump pointer
-_COPY_READ = (*(k for k in _ALL if k not in _FORK_SET), "jump_id", "jump_depth")
-
-
-def _block_id(c: AsyncConnection, head: str, low: int, index):
-    """The id ``index`` (0-based) of the block ``ids.id_block`` reserved: ``head`` + 8 hex
-    digits of ``low + index`` — computed per row, so the statement binds two values whatever
-    the number of copies (a bound JSON list of ids cost a parse of the list per row)."""
-    n = literal(low, BigInteger) + index
-    if c.dialect.name == "postgresql":
-        digits = func.lpad(func.to_hex(n), 8, "0")
-    else:
-        digits = func.printf("%08x", n)
-    return literal(head) + digits
-
-
-def _copies(c: AsyncConnection, conv_id: str, start: str, cut: int, block, new_conv, user_id, cols):
-    """The SELECT of ``copy_path``'s INSERT: the path's rows at positions ≥ ``cut`` as their
-    copies (ids from ``block``, parents and jump pointers mapped into it), root first."""
-    head, low = block
-    path = _path_cte(conv_id, start, None, ("id", "parent_id", "depth"), floor=cut)
-    m = t.messages.alias("src")
-    up = func.lead(path.c.depth).over(order_by=path.c.n)  # the parent's position
-    lowest = func.min(path.c.depth).over()  # the lowest copied position: the copy's root is at 0
-    # the windows run over the walk's narrow rows; the wide source rows are joined after
-    narrow = select(
-        path.c.id, path.c.depth.label("pos"), up.label("up"), lowest.label("lowest")
-    ).where(path.c.depth >= cut)
-    pg = c.dialect.name == "postgresql"
-    if pg:  # sorted narrow: PostgreSQL then joins in that order and never sorts the wide rows
-        narrow = narrow.order_by(path.c.depth)
-    walk = narrow.subquery("walk")
-    w = walk.c
-    tsv: list[Any] = [literal_column("src.search_tsv").label("search_tsv")] if pg else []
-    rows = (
-        select(w.pos, w.up, w.lowest, *(m.c[k] for k in _COPY_READ), *tsv)
-        .join_from(walk, m, m.c.id == w.id)
-        .subquery("rows")
-    )
-    r = rows.c
-    # the copies' jump pointers: the copy of the source's jump when it lies in the copied span
-    jumps = and_(r.jump_id.is_not(None), r.jump_depth >= r.lowest, r.jump_depth < r.pos)
-    return select(
-        _block_id(c, head, low, r.pos - cut),
-        literal(new_conv.id),
-        case((r.up.is_(None), None), else_=_block_id(c, head, low, r.up - cut)),
-        r.pos - r.lowest,
-        literal(user_id),
-        literal(new_conv.agent_id),
-        case((jumps, _block_id(c, head, low, r.jump_depth - cut)), else_=None),
-        case((jumps, r.jump_depth - r.lowest), else_=None),
-        *(r[k] for k in cols),
-        *([_copied_tsv(r.search_tsv, new_conv, user_id)] if pg else []),
-    ).order_by(r.pos)  # root first: the new ids, parents and times ascend (see copy_path)
-
-
-def _copied_tsv(source, new_conv, user_id: str):
-    """A copy's ``search_tsv`` (PostgreSQL): its source's less the entries without positions,
-    plus the copy's scope — exactly what ``chatmem_search_tsv`` computes for the copy, with no
-    text parsed (migration 0021 says why it is exact). NULL stays NULL: the insert trigger then
-    computes the value (NULL again: an empty or streaming source)."""
-    scope = func.chatmem_search_scope(
-        literal(user_id), literal(new_conv.id), literal(new_conv.agent_id, String)
-    )
-    return func.ts_filter(source, literal_column("'{a,b,c,d}'")).op("||")(scope)
-
-
-async def copy_path(
-    c: AsyncConnection, conv_id: str, start: str, limit: int, new_conv, user_id: str
-) -> tuple[str | None, int]:
-    """Copy the path up from ``start`` into ``new_conv`` as a chain: the messages at the
-    ``limit`` positions above and at ``start``'s (all of them unless the path is longer, so at
-    most ``limit``); (the copy's leaf, how many of the copies are still streaming — the caller
-    refuses those).
-
-    ONE walk of the path, inside ONE ``INSERT … SELECT``: the rows never travel through Python (a
-    fork of 10,000 messages used to decode and re-encode every row). Each copy keeps its
-    source's position less the lowest copied one (``MIN`` over the walk), so the copy's root is
-    at 0: a path no round deletion touched is copied with exact depths, one that skips keeps its
-    gaps. The new ids are one block (``ids.id_block``) computed in the statement, indexed by the
-    source position less ``cut`` (the lowest position the limit allows): the copy of the message
-    at p takes the (p - cut)-th, its parent the id of the next message up's position (``LEAD``
-    over the walk), each copy's jump pointer the copy of its source's (``_copied`` then reads
-    the counters back).
-
-    The copies are inserted root first (``ORDER BY`` position): on SQLite each copy's parent is
-    then in place when its foreign key is checked (leaf first, a child counted a violation that
-    its parent's insert cleared by searching for its children) and the new keys ascend like the
-    keys of every index they enter (10,000 copies: 172 -> 146 ms). PostgreSQL checks the keys
-    after the statement: no measurable change there; it sorts the narrow walk instead of the
-    joined rows (no spill to disk) and copies each source's ``search_tsv`` with the scope
-    swapped (``_copied_tsv``) instead of parsing its text again (docs/data-model.md, "Forks")."""
-    row = (
-        await c.execute(select(M.depth).where(M.id == start, M.conversation_id == conv_id))
-    ).first()
-    if row is None or limit <= 0:
-        return None, 0
-    top_pos = int(row.depth)
-    cut = max(0, top_pos + 1 - limit)
-    head, low = id_block("msg", top_pos + 1 - cut)
-    cols = [k for k in _ALL if k not in _FORK_SET]
-    sel = _copies(c, conv_id, start, cut, (head, low), new_conv, user_id, cols)
-    names = [*_FORK_SET, *cols, *(["search_tsv"] if c.dialect.name == "postgresql" else [])]
-    # a lightweight table: ``search_tsv`` is PostgreSQL's and not in the schema module
-    stmt = insert(table("messages", *(column(k) for k in names))).from_select(names, sel)
-    # the copies' 4 foreign keys each: 40,000 checks in 120 ms instead of 370 (PostgreSQL); the
-    # INSERT's own plan is primary-key lookups whatever its parameters
-    async with reuse_key_check_plans(c):
-        await c.execute(stmt)  # (no rowcount: on SQLite the statement starts with its WITH)
-    leaf = f"{head}{low + top_pos - cut:08x}"
-    return leaf, await _copied(c, new_conv.id, leaf, user_id)
-
-
-async def _copied(c: AsyncConnection, conv_id: str, leaf: str, user_id: str) -> int:
-    """Set the counters and leaf of a conversation ``copy_path`` filled; how many of its
-    messages are streaming — read through indexes, not the path: the count and newest time by
-    (conversation, created_at), the user's streaming rows (few) by (user_id, status)."""
-    mine = M.conversation_id == conv_id
-    copied = select(func.count()).select_from(t.messages).where(mine).scalar_subquery()
-    newest = select(func.max(M.created_at)).where(mine).scalar_subquery()
-    await c.execute(
-        update(t.conversations)
-        .where(C.id == conv_id)
-        .values(
-            message_count=copied, last_message_at=newest, active_leaf_id=leaf, updated_at=now_ms()
-        )
-    )
-    busy = (
-        select(func.count())
-        .select_from(t.messages)
-        .where(
-            M.user_id == user_id,
-            M.status == "streaming",
-            unindexed(M.conversation_id) == conv_id,
-        )
-    )
-    return int((await c.execute(busy)).scalar_one())
 
 
 def siblings_json(dialect: str, parent: ColumnElement[str] | None = None):

@@ -22,8 +22,8 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 from urllib.parse import quote
 
@@ -220,10 +220,12 @@ class Database:
     async def _writing(self, begin: str | None) -> AsyncIterator[AsyncConnection]:
         if self._write_lock is None:
             async with self._transaction(begin) as conn:
-                yield conn
+                with _marked(conn, begin):
+                    yield conn
             return
         async with self._write_lock, self._transaction(begin) as conn:
-            yield conn
+            with _marked(conn, begin):
+                yield conn
         self._after_write()
 
     @asynccontextmanager
@@ -282,6 +284,29 @@ class Database:
         if self._checkpoint_run is not None and self._checkpoint_run.get_loop() is loop:
             await asyncio.gather(self._checkpoint_run, return_exceptions=True)
         await self.engine.dispose()
+
+
+_WRITING = "chatmem_write_transaction"
+
+
+@contextmanager
+def _marked(conn: AsyncConnection, begin: str | None) -> Iterator[None]:
+    """Mark ``conn`` as in a write transaction (``begin`` not None) while the block runs."""
+    if begin is None:
+        yield
+        return
+    info = conn.sync_connection.info  # type: ignore[union-attr]
+    info[_WRITING] = True
+    try:
+        yield
+    finally:
+        info.pop(_WRITING, None)
+
+
+def in_write_transaction(c: AsyncConnection) -> bool:
+    """Whether ``c`` came from ``Database.write()``: a transaction that may write (and, on
+    SQLite, holds the write lock) — a caller can then do more writing in it."""
+    return bool(c.sync_connection.info.get(_WRITING)) if c.sync_connection else False
 
 
 def _sqlite_file(url: str) -> str | None:

@@ -17,14 +17,15 @@ from . import store
 from .wire import FeedbackIn, rating_out
 
 
-async def _target(c, p: Principal, cid: str, mid: str):
-    conv = await conv_store.get_conversation(c, p.id, cid)
+async def _target(c, p: Principal, cid: str, mid: str, *, rating: bool = False):
+    # a rating writes the message's mirror column: a fork still copying it is copied first
+    conv = await conv_store.get_conversation(c, p.id, cid, for_update=rating)
     return conv, await conv_store.get_message(c, cid, mid)
 
 
 async def rate(db: Database, p: Principal, cid: str, mid: str, body: FeedbackIn) -> dict:
     async with db.write() as c:
-        conv, msg = await _target(c, p, cid, mid)
+        conv, msg = await _target(c, p, cid, mid, rating=True)
         if msg.role != "assistant":
             raise Unprocessable(
                 "only assistant messages can be rated", code="not_assistant_message"

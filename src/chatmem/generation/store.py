@@ -29,7 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..conversations import blocks as blk
-from ..conversations import tree_store
+from ..conversations import forks, tree_store
 from ..db import hot
 from ..db import schema as t
 from ..errors import found
@@ -232,8 +232,11 @@ async def conversation_for_turn(
     params: dict[str, str | None] = {"b_cid": cid, "b_uid": user_id}
     if parent == "given":
         params["b_parent"] = parent_id
-    row = (await hot.execute(c, q, params)).first()
-    return found(row, "conversation not found")
+    row = found((await hot.execute(c, q, params)).first(), "conversation not found")
+    if row.fork_source_id is not None:  # a fork still being copied: copied first, in this turn
+        await forks.settle_in(c, cid)
+        row = found((await hot.execute(c, q, params)).first(), "conversation not found")
+    return row
 
 
 def joined_parent(conv, parent_id: str):

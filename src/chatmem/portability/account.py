@@ -17,6 +17,7 @@ id, email or content. The last admin cannot be deleted (the server would have no
 
 from __future__ import annotations
 
+from ..conversations import forks
 from ..db import schema as t
 from ..db.clock import now_ms
 from ..db.engine import Database
@@ -36,6 +37,8 @@ async def delete_account(
             raise Unprocessable("confirm must be the account's email", code="confirmation_mismatch")
         if user.role == "admin" and await store.admin_count(c) <= 1:
             raise Conflict("the last admin cannot be deleted", code="last_admin")
+        # another's fork of this user's conversation, still being copied, is copied first
+        await forks.settle_user_in(c, user_id)
         alone = await workspaces.hand_over_owned(c, user_id, now_ms())
         counts = await store.count_user_rows(c, user_id)
         counts["users"] = 1

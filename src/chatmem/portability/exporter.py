@@ -17,6 +17,7 @@ import json
 import zipfile
 from pathlib import Path
 
+from ..conversations import forks
 from ..cpu import run_text
 from ..db import schema as t
 from ..db.clock import now_ms
@@ -65,6 +66,7 @@ def filename_for(title: str, cid: str, fmt: str) -> str:
 
 async def conversation_export(db: Database, user_id: str, cid: str, fmt: str) -> tuple[str, str]:
     """(body, file name) of one conversation in ``fmt``."""
+    await forks.settle(db, cid)  # a fork still being copied is copied first (conversations/forks)
     async with db.read() as c:
         conv, messages = await store.conversation_with_messages(c, user_id, cid)
     # rendering a long conversation takes tens of ms: on the text pool, not the event loop
@@ -170,12 +172,19 @@ async def _write_json(z: zipfile.ZipFile, name: str, value) -> None:
     await asyncio.to_thread(z.writestr, name, data)
 
 
+async def _archived(db: Database, user_id: str) -> tuple[list[str], object]:
+    """(the user's conversation ids, the user's row), forks still being copied copied first
+    (conversations/forks.py)."""
+    async with db.write() as c:
+        await forks.settle_user_in(c, user_id)
+    async with db.read() as c:
+        return await store.conversation_ids(c, user_id), await store.user_row(c, user_id)
+
+
 async def write_archive(db: Database, user_id: str, path: Path) -> dict:
     """Build the archive of ``user_id`` at ``path``; returns the counts written."""
     counts = {"conversations": 0, "messages": 0}
-    async with db.read() as c:
-        ids = await store.conversation_ids(c, user_id)
-        user = await store.user_row(c, user_id)
+    ids, user = await _archived(db, user_id)
     tmp = path.with_suffix(".part")
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
         await asyncio.to_thread(z.writestr, "README.txt", README)

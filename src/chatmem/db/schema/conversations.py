@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import (
     CheckConstraint,
     Column,
+    ForeignKey,
     Index,
     Table,
     Text,
@@ -105,6 +106,11 @@ conversations = Table(
     # + chatmem
     _txt("memory_cursor", None),  # last active-path message memory extraction has processed
     _flag("is_agent_default"),
+    # + a fork answers before its copy runs (migration 0023, conversations/forks.py): the source
+    #   and the copy's plan while the copy is pending, NULL once it ran (and for every other
+    #   conversation); the key has no cascade: a source cannot go while a fork still reads it
+    Column("fork_source_id", Text, ForeignKey("conversations.id"), nullable=True),
+    Column("fork_plan", Text, nullable=True),  # JSON text
     Index("idx_conv_user", "user_id"),
     Index("idx_conv_project", "project_id"),
     Index(
@@ -123,6 +129,12 @@ conversations = Table(
         text("updated_at DESC"),
     ),
     Index("idx_conv_user_agent", "user_id", "agent_id"),
+    Index(
+        "idx_conv_fork_source",
+        "fork_source_id",
+        sqlite_where=text("fork_source_id IS NOT NULL"),
+        postgresql_where=text("fork_source_id IS NOT NULL"),
+    ),
     Index(
         "uq_conv_agent_default",
         "user_id",
