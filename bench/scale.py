@@ -13,7 +13,10 @@ machine load), it times:
              (the near-root one has the whole path below it)        near-root ÷ near-leaf ≤ 3
   delete     delete_round of a round near the root vs near the leaf (the round's children are
              reattached; nothing below them is rewritten)           near-root ÷ near-leaf ≤ 3
-  fork       fork of the 10,000-message path                                          ≤ 0.2 s
+  fork       fork of the 10,000-message path: its answer                              ≤ 0.2 s
+             and its answer plus what an app reads to open it (the conversation, the newest
+             page: read from the source while the copy is pending)                     ≤ 0.2 s
+             and, no target, the copy that runs after the answer (conversations/forks.py)
   del conv   delete a 10,000-message conversation (each fork made above), as the service does
              it vs the same with the engine's plan mode kept for its cascades (the code before
              ``reuse_key_check_plans``: PostgreSQL planned each message's ON DELETE queries
@@ -43,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sqlalchemy import insert
 
 from chatmem.auth.models import Principal
-from chatmem.conversations import dag, service
+from chatmem.conversations import dag, forks, service
 from chatmem.conversations import store as conv_store
 from chatmem.conversations.wire import ForkIn
 from chatmem.db import schema as t
@@ -221,13 +224,23 @@ async def _delete_conv(db: Database, p: Principal, cid: str, old: bool) -> float
 
 
 async def _forks_deleted(db: Database, p: Principal, cid: str, o: dict, i: int) -> None:
-    """Two forks of the deep path (timed), then both copies deleted: one as the service does
-    it, one the old way, in alternating order."""
+    """Two forks of the deep path, then both copies deleted: one as the service does it, one
+    the old way, in alternating order. Each fork is timed three ways: its answer (``fork``),
+    its answer and what an app reads to open it — the conversation and its newest page, from
+    the source while the copy is pending (``fork_open``) —, and the copy that runs after it
+    (``fork_copy``: timed alone, here, instead of beside the request as ``forks.kick`` runs it,
+    so that it lands in no other figure)."""
     copies = []
     for _ in range(2):
-        t0 = time.perf_counter()
-        copies.append((await service.fork(db, p, cid, ForkIn()))["id"])
-        o["fork"].append(time.perf_counter() - t0)
+        with patch.object(forks, "kick", lambda db, cid: None):
+            t0 = time.perf_counter()
+            fork = (await service.fork(db, p, cid, ForkIn()))["id"]
+            o["fork"].append(time.perf_counter() - t0)
+            await service.get_conversation(db, p, fork)
+            await service.read_path(db, p, fork, before=None, limit=50)
+            o["fork_open"].append(time.perf_counter() - t0)
+        o["fork_copy"].append(await _timed(forks.settle(db, fork)))
+        copies.append(fork)
     for old in (True, False) if i % 2 else (False, True):
         o["del_conv_old" if old else "del_conv"].append(
             await _delete_conv(db, p, copies.pop(), old)
@@ -254,6 +267,8 @@ async def measure(dbs: dict[int, Database], states: dict[int, dict], reps: int) 
                 "delete_root",
                 "delete_leaf",
                 "fork",
+                "fork_open",
+                "fork_copy",
                 "del_conv",
                 "del_conv_old",
             )
@@ -304,11 +319,17 @@ def report(name: str, out: dict) -> list[tuple[str, float, float]]:
             r = _med(out[n][f"{op}_root"]) / _med(out[n][f"{op}_leaf"])
             rows.append((f"{name} {op} near-root ÷ near-leaf @{n // 1000}k", r, 3.0))
         rows.append((f"{name} fork 10k messages (s) @{n // 1000}k", _med(out[n]["fork"]), 0.2))
+        rows.append((f"{name} fork + open it (s) @{n // 1000}k", _med(out[n]["fork_open"]), 0.2))
     for n in sizes:
         new, old = _med(out[n]["del_conv"]), _med(out[n]["del_conv_old"])
         print(
             f"  {name} delete a 10k-message conversation @{n // 1000}k: {new * 1e3:.0f} ms "
             f"(engine's plan mode for its cascades: {old * 1e3:.0f} ms, old ÷ new {old / new:.2f})"
+        )
+    for n in sizes:
+        print(
+            f"  {name} the fork's copy, after its answer @{n // 1000}k: "
+            f"{_med(out[n]['fork_copy']) * 1e3:.0f} ms (no target: nothing waits for it)"
         )
     longest = max(max(out[n]["prune_write"]) for n in sizes)
     print(f"  longest pruning write transaction: {longest * 1e3:.1f} ms")

@@ -10,6 +10,8 @@ wiring (job handlers, turn hooks, background services). Tests build several side
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -21,6 +23,7 @@ from .auth.cache import PrincipalCache
 from .auth.models import Principal
 from .auth.throttle import LoginGuard
 from .config import Settings
+from .conversations import forks
 from .conversations.paths import PathCache
 from .db.engine import Database
 from .db.singleton import new_holder_id
@@ -30,6 +33,9 @@ from .generation.state import GenerationState
 from .observability.telemetry import Telemetry
 from .providers.registry import Registry
 from .search.df_memo import CountMemo
+
+#: how long a stopping process lets the fork copies it started finish (``conversations/forks``)
+FORK_COPY_GRACE_S = 5.0
 
 #: A job handler: ``await fn(runtime, payload)``; registered by kind in ``Runtime.job_handlers``.
 JobHandler = Callable[["Runtime", dict], Awaitable[None]]
@@ -121,6 +127,10 @@ class Runtime:
     async def stop(self) -> None:
         for s in reversed(self.services):
             await s.stop()
+        # forks this process answered and is still copying: a few seconds to finish (a copy
+        # cut short is rolled back; its queued job copies it again, on any replica)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(forks.copies_done(), FORK_COPY_GRACE_S)
         await self.providers.aclose()
         await self.db.dispose()
         self.telemetry.tracing.shutdown()

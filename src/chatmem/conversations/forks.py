@@ -110,9 +110,10 @@ def kick(db: Database, cid: str) -> None:
 
 
 async def copies_done() -> None:
-    """Wait for the copies ``kick`` started in this process (tests; a shutdown that wants them)."""
-    while _running:
-        await asyncio.gather(*list(_running), return_exceptions=True)
+    """Wait for the copies ``kick`` started on this event loop (a stopping runtime; tests)."""
+    loop = asyncio.get_running_loop()
+    while mine := [task for task in _running if task.get_loop() is loop]:
+        await asyncio.gather(*mine, return_exceptions=True)
 
 
 async def _settle_logged(db: Database, cid: str) -> None:

@@ -30,7 +30,9 @@ from pydantic import AnyHttpUrl, Field
 
 from ..auth import service as auth_service
 from ..auth.models import Principal
+from ..conversations import forks
 from ..conversations import service as conversations
+from ..conversations.forks import ForkPending
 from ..errors import ApiError, Unauthorized
 from ..memory import service as memories
 from ..memory.wire import MemoryIn
@@ -89,7 +91,11 @@ def build(rt) -> MCPServer:
 
     async def call(fn, *args, **kwargs):
         try:
-            return await fn(*args, **kwargs)
+            try:
+                return await fn(*args, **kwargs)
+            except ForkPending as e:  # a fork still being copied: copied, then asked again
+                await forks.settle(rt.db, e.cid)
+                return await fn(*args, **kwargs)
         except ApiError as e:  # a tool error the model can read, not a protocol failure
             raise ToolError(f"{e.code}: {e.message}") from None
 
