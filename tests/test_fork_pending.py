@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from chatmem.app import create_app
 from chatmem.auth import service as auth_service
 from chatmem.auth.models import Principal
-from chatmem.conversations import forks, service
+from chatmem.conversations import fork_store, forks, service, store
 from chatmem.conversations.forks import ForkPending
 from chatmem.conversations.wire import ForkIn
 from chatmem.db import schema as t
@@ -225,3 +225,26 @@ async def test_a_users_export_holds_a_pending_forks_messages(held):
     r = await client.get(f"/api/conversations/{fork['id']}/export", params={"format": "json"})
     assert r.status_code == 200, r.text
     assert "m11" in r.text and not await _pending(app, fork["id"])
+
+
+async def test_a_change_that_waited_for_a_forks_lock_copies_the_fork_first(held):
+    """A round deletion of the source that starts while a fork is being made waits for the
+    fork's commit (PostgreSQL: the fork's share lock on the source; SQLite: the one writer),
+    then sees the fork and copies it first: the fork holds the path as it was."""
+    app, client, uid = held
+    cid, made = await _source(client)
+    expect = texts(await path(client, cid))
+    db, p = app.state.runtime.db, Principal(id=uid, email="fork@example.com")
+    async with db.write() as c:  # a fork's transaction, step by step (service.fork)
+        src = await store.get_conversation(c, uid, cid, for_share=True, pending_ok=True)
+        fid = await store.insert_conversation(c, uid, title="held")
+        plan, busy = await fork_store.plan_copy(c, cid, src.active_leaf_id, 1_000_000)
+        assert plan is not None and busy == 0
+        await forks.begin(c, fid, cid, plan)
+        deleting = asyncio.ensure_future(service.delete_round(db, p, cid, made[2]["id"]))
+        await asyncio.sleep(0.3)
+        assert not deleting.done()  # it waits for the fork
+    await deleting
+    assert texts(await path(client, cid)) != expect
+    assert not await _pending(app, fid)
+    assert texts(await path(client, fid)) == expect

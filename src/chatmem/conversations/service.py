@@ -460,7 +460,12 @@ async def fork(db: Database, p: Principal, cid: str, body: ForkIn, limit: int = 
     """Copy the active path (or the path up to ``message_id``) into a new conversation: planned
     and answered here, the rows copied right after the commit (``forks.py``)."""
     async with db.write() as c:
-        conv = await store.get_conversation(c, p.id, cid)
+        # a source that is itself a fork still being copied is copied first, before the lock
+        # below (two forks of it at once would each wait for the other's share to copy it)
+        await store.get_conversation(c, p.id, cid)
+        # shared lock: a change of the source's messages waits for the fork to commit, then
+        # copies it first (store.get_conversation); one running now, the fork waits for
+        conv = await store.get_conversation(c, p.id, cid, for_share=True, pending_ok=True)
         start = conv.active_leaf_id
         if body.message_id:
             start = (await store.get_message(c, cid, body.message_id)).id

@@ -18,7 +18,6 @@ from sqlalchemy import (
     bindparam,
     case,
     delete,
-    exists,
     func,
     insert,
     literal,
@@ -50,43 +49,46 @@ async def get_conversation(
     cid: str,
     *,
     for_update: bool = False,
+    for_share: bool = False,
     pending_ok: bool = False,
 ):
     """The conversation if the user may see it (their own, or a workspace one they may see:
-    workspaces/store.visible); NotFound otherwise.
+    workspaces/store.visible); NotFound otherwise. Locked on PostgreSQL with ``for_update`` or
+    ``for_share`` (a fork: no change of the source's messages while it plans its copy).
 
     A fork whose copy has not run (``forks.py``) is copied first when ``c`` is a write
     transaction; a read raises ``forks.ForkPending`` unless ``pending_ok`` (the caller reads only
     the row, or reads the copy from its source: ``fork_store.copy_rows``). ``for_update`` says
-    the caller may change the conversation's messages: its own pending forks are copied first."""
-    q = _conversation_statement(for_update and c.dialect.name == "postgresql")
+    the caller may change the conversation's messages: its pending forks are copied first —
+    found by a statement after the lock, whose snapshot holds any fork that committed while
+    this waited for it."""
+    lock = ("update" if for_update else "share" if for_share else None) if _pg(c) else None
+    q = _conversation_statement(lock)
     params = {"b_cid": cid, "b_uid": user_id}
     row = found((await hot.execute(c, q, params)).first(), "conversation not found")
-    copy_self = row.fork_source_id is not None and not pending_ok
-    copy_forks = for_update and row.forks_pending
-    if not (copy_self or copy_forks):
-        return row
-    if not in_write_transaction(c):
-        raise forks.ForkPending(cid)
-    if copy_self:
+    if row.fork_source_id is not None and not pending_ok:
+        if not in_write_transaction(c):
+            raise forks.ForkPending(cid)
         await forks.settle_in(c, cid)
-    if copy_forks:
+        row = found((await hot.execute(c, q, params)).first(), "conversation not found")
+    if for_update:
         await forks.settle_sources_in(c, [cid])
-    return (await hot.execute(c, q, params)).first()
+    return row
+
+
+def _pg(c: AsyncConnection) -> bool:
+    return c.dialect.name == "postgresql"
 
 
 @functools.cache
-def _conversation_statement(locked: bool):
-    """``get_conversation``'s SELECT, built once (with ``FOR UPDATE`` or not): the visibility
-    test's OR/EXISTS tree cost ~0.3 ms of CPU to build per call (every request reads it). Its
-    ``forks_pending`` says whether a fork of this conversation is still to be copied (a probe
-    of the partial index that holds only those: nearly always empty)."""
-    f = t.conversations.alias("f")
-    pending = exists(select(f.c.id).where(f.c.fork_source_id == C.id)).label("forks_pending")
-    q = select(t.conversations, pending).where(
+def _conversation_statement(lock: str | None):
+    """``get_conversation``'s SELECT, built once (with ``FOR UPDATE``, ``FOR SHARE`` or none):
+    the visibility test's OR/EXISTS tree cost ~0.3 ms of CPU to build per call (every request
+    reads it)."""
+    q = select(t.conversations).where(
         C.id == bindparam("b_cid"), visible(C, bindparam("b_uid", type_=String))
     )
-    return q.with_for_update(of=t.conversations) if locked else q
+    return q.with_for_update(read=lock == "share") if lock else q
 
 
 async def find_message(c: AsyncConnection, conv_id: str, mid: str):
