@@ -120,7 +120,7 @@ def use_texts(chars: int) -> None:
         row = plain(*args, **kw)
         words = f"{row['search_text']} {WORDS * (chars // len(WORDS) + 1)}"[:chars]
         row["search_text"] = words
-        row["blocks"] = [{"type": "text", "text": words}]
+        row["blocks"] = [{"kind": "text", "text": words}]
         return row
 
     scale._msg = _msg

@@ -73,7 +73,7 @@ def _msg(cid, uid, parent, depth, created, role=None, status="complete"):
         "conversation_id": cid,
         "parent_id": parent,
         "role": role or ("user" if depth % 2 == 0 else "assistant"),
-        "blocks": [{"type": "text", "text": f"m{depth}"}],
+        "blocks": [{"kind": "text", "text": f"m{depth}"}],
         "search_text": f"m{depth}",
         "status": status,
         "created_at": created,
