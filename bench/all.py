@@ -24,6 +24,7 @@ HERE = Path(__file__).resolve().parent
 QUICK: dict[str, list[str]] = {
     "tree.py": ["--depth", "2000"],
     "scale.py": ["--sizes", "10000,100000", "--reps", "5"],
+    "fork_open.py": ["--reps", "5"],
     "turn_cost.py": ["--turns", "20"],
     "stream.py": ["--turns", "20", "--tokens", "2000", "--concurrent", "32"],
     "context.py": [],
