@@ -153,12 +153,6 @@ async def pending_forks_touching_user(c: AsyncConnection, user_id: str) -> list[
     return [r.id for r in (await c.execute(q)).all()]
 
 
-async def pending_forks(c: AsyncConnection, limit: int) -> list[str]:
-    """Up to ``limit`` pending forks, oldest first (what a crash left: the sweeper settles them)."""
-    q = select(C.id).where(C.fork_source_id.is_not(None)).order_by(C.created_at).limit(limit)
-    return [r.id for r in (await c.execute(q)).all()]
-
-
 _FORK_SET = (
     "id",
     "conversation_id",

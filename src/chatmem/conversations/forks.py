@@ -14,16 +14,21 @@ Until it has run, the conversation is *pending*, and the rules that keep that in
 - **Reads that show it** — the conversation itself and the first page of its path (what an app
   opens first) — are answered from the source's rows, mapped exactly as the copy will store
   them (``fork_store.copy_rows``; a test compares the two byte for byte).
-- **Everything else that reads it settles it first**: ``store.get_conversation`` on a write
-  transaction copies in that transaction (it holds what it needs); on a read transaction it
-  raises ``ForkPending``, and the HTTP layer (``contracts/forkwait.py``) copies and answers the
-  request again. A caller outside HTTP gets a 409 ``fork_copying`` to retry.
-- **Changing or deleting the source settles its pending forks first** (``settle_sources_in``:
-  deleting it, a round of it, editing a message of it, the user's or a workspace's deletion),
-  so a fork always holds the path as it was when the fork answered. The foreign key from
-  ``fork_source_id`` (no cascade) makes a deleting path that forgot fail instead of losing it.
-- Search, recall and exports see the fork's messages once copied (within about a second: the
-  copy of 10,000 messages is 0.2–0.9 s); a user's export settles the user's pending forks first.
+- **Everything else that reads it copies it first**: ``store.get_conversation`` on a write
+  transaction copies in that transaction (it holds what it needs), as does a turn's first
+  statement; on a read transaction it raises ``ForkPending``, and the HTTP layer
+  (``forkwait.py``) copies and answers the request again (the MCP tools do the same); a caller
+  outside HTTP gets a 409 ``fork_copying`` to retry.
+- **Changing or deleting the source copies its pending forks first**: every change of a
+  conversation's messages locks it (``get_conversation(for_update=True)``: deleting it, a round
+  of it, editing or rating a message of it) and then looks for its pending forks; the fork holds
+  the source's row ``FOR SHARE`` while it plans (PostgreSQL; SQLite has one writer), so a change
+  either ran before the plan or sees the fork. A user's deletion copies the forks of the user's
+  conversations first. So a fork always holds the path as it was when the fork answered, and the
+  foreign key from ``fork_source_id`` (no cascade) makes a deleting path that forgot fail instead
+  of losing it.
+- Search, recall and the vector index see the fork's messages once copied (about a second for
+  10,000 messages: ``bench/fork_open.py``); an export copies the forks it covers first.
 """
 
 from __future__ import annotations
