@@ -15,6 +15,7 @@ import re
 import pytest
 from sqlalchemy import event, select
 
+from chatmem.conversations import forks
 from chatmem.db import schema as t
 from chatmem.db.engine import Database, reuse_key_check_plans
 
@@ -126,6 +127,7 @@ async def test_bulk_writes_reuse_key_check_plans_and_nothing_else_does(db_url, t
                 await say(c, cid, f"f{i}", role=("user", "assistant")[i % 2])
             trace.start()
             fork = (await c.post(f"/api/conversations/{cid}/fork", json={})).json()
+            await forks.copies_done()  # the copy runs after the answer (conversations/forks.py)
             trace.check(db, {"INSERT INTO messages"})
             assert await count(app, t.messages, t.messages.c.conversation_id == fork["id"]) == 4
 
