@@ -364,6 +364,7 @@ async def test_a_fork_leaves_the_engines_plan_mode_for_the_rest_of_its_transacti
         new = await store.get_conversation(c, a.id, await store.insert_conversation(c, a.id))
         plan, busy = await fork_store.plan_copy(c, cid, src.active_leaf_id, 100)
         assert busy == 0 and plan is not None
+        await fork_store.mark_pending(c, new.id, cid, plan)  # what the fork writes first
         await fork_store.copy_planned(c, cid, plan, new)
         mode = (await c.exec_driver_sql("SHOW plan_cache_mode")).scalar()
     assert mode == "force_custom_plan"

@@ -132,11 +132,9 @@ async def pending_fork(c: AsyncConnection, cid: str, *, lock: bool):
     return (await c.execute(q)).first()
 
 
-async def pending_forks_of(c: AsyncConnection, source_ids: list[str]) -> list[str]:
-    """The pending forks of these conversations (through the partial index: nearly always none)."""
-    if not source_ids:
-        return []
-    q = select(C.id).where(C.fork_source_id.in_(source_ids)).order_by(C.id)
+async def pending_forks_of(c: AsyncConnection, source_id: str) -> list[str]:
+    """The pending forks of a conversation (through the partial index: nearly always none)."""
+    q = select(C.id).where(C.fork_source_id == source_id).order_by(C.id)
     return [r.id for r in (await c.execute(q)).all()]
 
 
@@ -251,8 +249,8 @@ async def copy_planned(c: AsyncConnection, conv_id: str, plan: ForkPlan, new_con
     joined rows (no spill to disk) and copies each source's ``search_tsv`` with the scope
     swapped (``_copied_tsv``) instead of parsing its text again (docs/data-model.md, "Forks").
 
-    The counters were written with the plan (``mark_pending``) and are written again from the
-    rows, as the copy left them."""
+    The counters and the leaf were written with the plan (``mark_pending``) and hold: nothing
+    changes the path or the fork while it is pending (``forks.py``)."""
     user_id = new_conv.user_id
     cols = [k for k in _ALL if k not in _FORK_SET]
     sel = _copies(c, conv_id, plan, new_conv, user_id, cols)
@@ -263,19 +261,10 @@ async def copy_planned(c: AsyncConnection, conv_id: str, plan: ForkPlan, new_con
     # INSERT's own plan is primary-key lookups whatever its parameters
     async with reuse_key_check_plans(c):
         await c.execute(stmt)  # (no rowcount: on SQLite the statement starts with its WITH)
-    mine = M.conversation_id == new_conv.id
-    copied = select(func.count()).select_from(t.messages).where(mine).scalar_subquery()
-    newest = select(func.max(M.created_at)).where(mine).scalar_subquery()
     await c.execute(
         update(t.conversations)
         .where(C.id == new_conv.id)
-        .values(
-            message_count=copied,
-            last_message_at=newest,
-            active_leaf_id=plan.leaf,
-            fork_source_id=None,
-            fork_plan=null(),
-        )
+        .values(fork_source_id=None, fork_plan=null())
     )
 
 

@@ -20,7 +20,7 @@ Until it has run, the conversation is *pending*, and the rules that keep that in
   (``forkwait.py``) copies and answers the request again (the MCP tools do the same); a caller
   outside HTTP gets a 409 ``fork_copying`` to retry.
 - **Changing or deleting the source copies its pending forks first**: every change of a
-  conversation's messages locks it (``get_conversation(for_update=True)``: deleting it, a round
+  conversation's messages locks it (``get_conversation(for_change=True)``: deleting it, a round
   of it, editing or rating a message of it) and then looks for its pending forks; the fork holds
   the source's row ``FOR SHARE`` while it plans (PostgreSQL; SQLite has one writer), so a change
   either ran before the plan or sees the fork. A user's deletion copies the forks of the user's
@@ -86,10 +86,10 @@ async def settle(db: Database, cid: str) -> bool:
         return await settle_in(c, cid)
 
 
-async def settle_sources_in(c: AsyncConnection, source_ids: list[str]) -> None:
-    """Copy every pending fork of these conversations, in the caller's write transaction: what
-    changing or deleting them does first."""
-    for cid in await fork_store.pending_forks_of(c, source_ids):
+async def settle_sources_in(c: AsyncConnection, source_id: str) -> None:
+    """Copy every pending fork of this conversation, in the caller's write transaction: what
+    changing or deleting it does first."""
+    for cid in await fork_store.pending_forks_of(c, source_id):
         await settle_in(c, cid)
 
 

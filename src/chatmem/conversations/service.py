@@ -183,7 +183,7 @@ async def patch_conversation(db: Database, p: Principal, cid: str, body: Convers
 
 async def delete_conversation(db: Database, p: Principal, cid: str) -> None:
     async with db.write() as c:
-        conv = await store.get_conversation(c, p.id, cid, for_update=True)
+        conv = await store.get_conversation(c, p.id, cid, for_change=True)
         await require_manager(c, p, conv)
         # Inline threads anchored here go with their source (they are not listed on their own).
         ids = [cid, *await store.inline_thread_ids(c, cid)]
@@ -391,7 +391,7 @@ async def edit_message(
 ) -> dict:
     check_size(blocks, max_bytes)
     async with db.write() as c:
-        conv = await store.get_conversation(c, p.id, cid, for_update=True)
+        conv = await store.get_conversation(c, p.id, cid, for_change=True)
         row = await store.get_message(c, cid, mid)
         await require_author(c, p, conv, row)
         if row.status == "streaming":
@@ -411,7 +411,7 @@ async def edit_message(
 async def delete_round(db: Database, p: Principal, cid: str, mid: str) -> dict:
     """Delete ``mid``'s round (question + every answer variant); later turns are reattached."""
     async with db.write() as c:
-        conv = await store.get_conversation(c, p.id, cid, for_update=True)
+        conv = await store.get_conversation(c, p.id, cid, for_change=True)
         target = await store.get_message(c, cid, mid)
         parent = await store.get_message(c, cid, target.parent_id) if target.parent_id else None
         tnode = dag.Node(target.id, target.parent_id, target.role, target.status)

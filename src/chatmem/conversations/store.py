@@ -50,6 +50,7 @@ async def get_conversation(
     *,
     for_update: bool = False,
     for_share: bool = False,
+    for_change: bool = False,
     pending_ok: bool = False,
 ):
     """The conversation if the user may see it (their own, or a workspace one they may see:
@@ -58,11 +59,12 @@ async def get_conversation(
 
     A fork whose copy has not run (``forks.py``) is copied first when ``c`` is a write
     transaction; a read raises ``forks.ForkPending`` unless ``pending_ok`` (the caller reads only
-    the row, or reads the copy from its source: ``fork_store.copy_rows``). ``for_update`` says
-    the caller may change the conversation's messages: its pending forks are copied first —
-    found by a statement after the lock, whose snapshot holds any fork that committed while
-    this waited for it."""
-    lock = ("update" if for_update else "share" if for_share else None) if _pg(c) else None
+    the row, or reads the copy from its source: ``fork_store.copy_rows``). ``for_change``
+    (``for_update``, and more) says the caller changes the conversation's messages: its pending
+    forks are copied first — found by a statement after the lock, whose snapshot holds any fork
+    that committed while this waited for it."""
+    locked = "update" if for_update or for_change else "share" if for_share else None
+    lock = locked if c.dialect.name == "postgresql" else None
     q = _conversation_statement(lock)
     params = {"b_cid": cid, "b_uid": user_id}
     row = found((await hot.execute(c, q, params)).first(), "conversation not found")
@@ -71,13 +73,9 @@ async def get_conversation(
             raise forks.ForkPending(cid)
         await forks.settle_in(c, cid)
         row = found((await hot.execute(c, q, params)).first(), "conversation not found")
-    if for_update:
-        await forks.settle_sources_in(c, [cid])
+    if for_change:
+        await forks.settle_sources_in(c, cid)
     return row
-
-
-def _pg(c: AsyncConnection) -> bool:
-    return c.dialect.name == "postgresql"
 
 
 @functools.cache

@@ -19,7 +19,7 @@ from .wire import FeedbackIn, rating_out
 
 async def _target(c, p: Principal, cid: str, mid: str, *, rating: bool = False):
     # a rating writes the message's mirror column: a fork still copying it is copied first
-    conv = await conv_store.get_conversation(c, p.id, cid, for_update=rating)
+    conv = await conv_store.get_conversation(c, p.id, cid, for_change=rating)
     return conv, await conv_store.get_message(c, cid, mid)
 
 
