@@ -312,24 +312,18 @@ def check_created_at(created_at: int | None, now: int, max_skew_ms: int) -> None
 async def read_path(
     db: Database, p: Principal, cid: str, *, before: str | None, limit: int
 ) -> dict:
-    """One page of the active path, oldest → newest; ``next_cursor`` pages further back."""
+    """One page of the active path, oldest → newest; ``next_cursor`` pages further back. The
+    newest page of a fork still to be copied is read from its source (``forks.first_page``): a
+    copy is a chain, so each of its messages is its parent's only child."""
     async with db.read() as c:
         conv = await store.get_conversation(c, p.id, cid, pending_ok=not before)
-        if conv.fork_source_id:  # a fork still to be copied: its newest page, from the source
-            return _pending_page(conv, await forks.first_page(c, conv, limit), p)
-        if before:
-            anchor = await store.find_message(c, cid, before)
-            if anchor is None:
-                raise BadRequest(
-                    "invalid cursor: 'before' is not a message of this conversation",
-                    code="invalid_cursor",
-                    details={"before": before},
-                )
-            start = anchor.parent_id
+        if conv.fork_source_id:
+            rows: list = await forks.first_page(c, conv, limit)  # only children: no branch info
+            items = [message_out(r, is_admin=p.is_admin) for r in rows]
         else:
-            start = conv.active_leaf_id
-        rows = await tree_store.path_rows(c, cid, start, limit)
-        items = await _with_branches(c, cid, rows, p)
+            start = await _page_start(c, conv, before)
+            rows = await tree_store.path_rows(c, cid, start, limit)
+            items = await _with_branches(c, cid, rows, p)
     more = bool(rows) and rows[0].parent_id is not None
     return {
         "items": items,
@@ -338,19 +332,18 @@ async def read_path(
     }
 
 
-def _pending_page(conv, rows: list, p: Principal) -> dict:
-    """``read_path``'s answer for a fork still to be copied (``forks.first_page``'s rows): a
-    copy is a chain, so every message is its parent's only child."""
-    items = [
-        message_out(r, dag.branch_info([r.id], {r.id: r.parent_id}, {}), is_admin=p.is_admin)
-        for r in rows
-    ]
-    more = bool(rows) and rows[0].parent_id is not None
-    return {
-        "items": items,
-        "next_cursor": rows[0].id if more else None,
-        "active_leaf_id": conv.active_leaf_id,
-    }
+async def _page_start(c, conv, before: str | None) -> str | None:
+    """Where a page of the path starts: above the cursor ``before``, else the active leaf."""
+    if not before:
+        return conv.active_leaf_id
+    anchor = await store.find_message(c, conv.id, before)
+    if anchor is None:
+        raise BadRequest(
+            "invalid cursor: 'before' is not a message of this conversation",
+            code="invalid_cursor",
+            details={"before": before},
+        )
+    return anchor.parent_id
 
 
 async def read_tree(db: Database, p: Principal, cid: str) -> dict:
