@@ -66,9 +66,7 @@ def filename_for(title: str, cid: str, fmt: str) -> str:
 
 async def conversation_export(db: Database, user_id: str, cid: str, fmt: str) -> tuple[str, str]:
     """(body, file name) of one conversation in ``fmt``."""
-    await forks.settle(db, cid)  # a fork still being copied is copied first (conversations/forks)
-    async with db.read() as c:
-        conv, messages = await store.conversation_with_messages(c, user_id, cid)
+    conv, messages = await _with_messages(db, user_id, cid)
     # rendering a long conversation takes tens of ms: on the text pool, not the event loop
     body = await run_text(render_export, conv, messages, fmt, now_ms())
     return body, filename_for(conv.title, cid, fmt)
@@ -172,19 +170,24 @@ async def _write_json(z: zipfile.ZipFile, name: str, value) -> None:
     await asyncio.to_thread(z.writestr, name, data)
 
 
-async def _archived(db: Database, user_id: str) -> tuple[list[str], object]:
-    """(the user's conversation ids, the user's row), forks still being copied copied first
-    (conversations/forks.py)."""
-    async with db.write() as c:
-        await forks.settle_user_in(c, user_id)
+async def _with_messages(db: Database, user_id: str, cid: str):
+    """(conversation, its messages); a fork still being copied is copied first
+    (conversations/forks.py) — a write only then."""
     async with db.read() as c:
-        return await store.conversation_ids(c, user_id), await store.user_row(c, user_id)
+        conv, messages = await store.conversation_with_messages(c, user_id, cid)
+    if conv.fork_source_id is None:
+        return conv, messages
+    await forks.settle(db, cid)
+    async with db.read() as c:
+        return await store.conversation_with_messages(c, user_id, cid)
 
 
 async def write_archive(db: Database, user_id: str, path: Path) -> dict:
     """Build the archive of ``user_id`` at ``path``; returns the counts written."""
     counts = {"conversations": 0, "messages": 0}
-    ids, user = await _archived(db, user_id)
+    async with db.read() as c:
+        ids = await store.conversation_ids(c, user_id)
+        user = await store.user_row(c, user_id)
     tmp = path.with_suffix(".part")
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
         await asyncio.to_thread(z.writestr, "README.txt", README)
@@ -195,16 +198,14 @@ async def write_archive(db: Database, user_id: str, path: Path) -> dict:
             )
             await asyncio.to_thread(out.write, (head[:-1] + ', "conversations": [\n').encode())
             for i, cid in enumerate(ids):
-                async with db.read() as c:
-                    conv, messages = await store.conversation_with_messages(c, user_id, cid)
+                conv, messages = await _with_messages(db, user_id, cid)
                 piece = await run_text(_doc_piece, conv, messages, i == 0)
                 await asyncio.to_thread(out.write, piece)
                 counts["conversations"] += 1
                 counts["messages"] += len(messages)
             await asyncio.to_thread(out.write, b"\n]}\n")
         for cid in ids:  # a second pass: one zip member is written at a time
-            async with db.read() as c:
-                conv, messages = await store.conversation_with_messages(c, user_id, cid)
+            conv, messages = await _with_messages(db, user_id, cid)
             md_name = f"conversations/{filename_for(conv.title, cid, 'markdown')}"
             md = await run_text(_markdown, conv, messages)
             await asyncio.to_thread(z.writestr, md_name, md)
