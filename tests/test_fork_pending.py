@@ -10,20 +10,17 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
 import pytest
 from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 
-from chatmem.app import create_app
-from chatmem.auth import service as auth_service
 from chatmem.auth.models import Principal
 from chatmem.conversations import fork_store, forks, service, store
 from chatmem.conversations.forks import ForkPending
 from chatmem.conversations.wire import ForkIn
 from chatmem.db import schema as t
 
-from .conftest import make_settings
+from .port_support import client_for, port_app
 from .tree_api import path, say, texts
 
 M = t.messages.c
@@ -31,19 +28,13 @@ C = t.conversations.c
 
 
 @pytest.fixture
-async def held(db_url, monkeypatch):
-    """(app, client, user id): an app whose forks stay pending until something copies them."""
+async def held(db_url, tmp_path, monkeypatch):
+    """(app, client, user id): an app without a job worker whose forks stay pending until
+    something copies them."""
     monkeypatch.setattr(forks, "kick", lambda db, cid: None)
-    application = create_app(make_settings(db_url, run_worker=False))
-    async with application.router.lifespan_context(application):
-        rt = application.state.runtime
-        user, key = await auth_service.create_user(rt.db, "fork@example.com")
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=application),
-            base_url="http://test",
-            headers={"Authorization": f"Bearer {key}"},
-        ) as client:
-            yield application, client, user["id"] if isinstance(user, dict) else user.id
+    async with port_app(db_url, tmp_path) as application:
+        async with client_for(application, email="fork@example.com") as client:
+            yield application, client, client.user_id
 
 
 async def _stored(app, cid: str) -> int:

@@ -39,6 +39,7 @@ import logging
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ..db.engine import Database
+from ..db.rows import Columns
 from ..embeddings import schedule_embedding
 from ..errors import Conflict
 from ..jobs.queue import enqueue
@@ -133,24 +134,8 @@ async def fork_copy_job(rt, payload: dict) -> None:
     await settle(rt.db, payload["conversation_id"])
 
 
-class CopyRow:
-    """A message of a pending fork as its copy will be stored: a row to ``wire.message_out``
-    (its ``_mapping``) and the walks (``id``, ``parent_id``)."""
-
-    __slots__ = ("_mapping",)
-
-    def __init__(self, mapping: dict) -> None:
-        self._mapping = mapping
-
-    def __getattr__(self, name: str):
-        try:
-            return self._mapping[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-async def first_page(c: AsyncConnection, conv, limit: int) -> list[CopyRow]:
+async def first_page(c: AsyncConnection, conv, limit: int) -> list[Columns]:
     """The newest ``limit`` messages of the pending fork ``conv`` (its row), oldest first, read
     from its source and mapped as the copy will store them."""
     plan = ForkPlan.loads(conv.fork_plan)
-    return [CopyRow(m) for m in await fork_store.copy_rows(c, conv, plan, limit)]
+    return [Columns(m) for m in await fork_store.copy_rows(c, conv, plan, limit)]

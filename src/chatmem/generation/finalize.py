@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from ..conversations import blocks as blk
 from ..conversations import dag, tree_store
 from ..conversations.wire import message_out
+from ..db.rows import Columns
 from ..jobs.queue import Job, job_params
 from . import end_store, leases
 from . import events as ev
@@ -82,14 +83,6 @@ async def end_message_row(
     return final, row
 
 
-class _Ended:
-    """A message row as a statement that ended it would return it (``message_out`` reads
-    ``_mapping``)."""
-
-    def __init__(self, mapping: dict) -> None:
-        self._mapping = mapping
-
-
 async def end_turn_at_once(
     c: AsyncConnection,
     placeholder,
@@ -112,7 +105,7 @@ async def end_turn_at_once(
     or a rating since)."""
     if "blocks" in values:
         values = {**values, "search_text": blk.visible_text(values["blocks"])}
-    row = _Ended({**placeholder._mapping, **values})
+    row = Columns({**placeholder._mapping, **values})  # as the ending statement returns it
     mid, parent = placeholder.id, placeholder.parent_id
     data = dict(terminal_data)
     if terminal == "done":

@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from ..conversations import store
 from ..db import hot
 from ..db import schema as t
+from ..db.rows import Columns
 from . import leases
 
 C = t.conversations.c
@@ -65,14 +66,6 @@ def open_statement(keys: tuple[str, ...], rows: int, capped: bool):
 def opens_at_once(c: AsyncConnection) -> bool:
     """Whether ``open_turn`` can run here (a data-modifying ``WITH``: PostgreSQL's)."""
     return c.dialect.name == "postgresql"
-
-
-class Columns:
-    """A row's columns by attribute and ``_mapping`` (what the turn reads of a row)."""
-
-    def __init__(self, mapping: dict) -> None:
-        self._mapping = mapping
-        self.__dict__.update(mapping)
 
 
 async def open_turn(
