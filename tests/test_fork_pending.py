@@ -21,6 +21,7 @@ from chatmem.conversations.wire import ForkIn
 from chatmem.db import schema as t
 
 from .port_support import client_for, port_app
+from .test_compat_support import insert_agent, insert_messages
 from .tree_api import path, say, texts
 
 M = t.messages.c
@@ -239,3 +240,54 @@ async def test_a_change_that_waited_for_a_forks_lock_copies_the_fork_first(held)
     assert texts(await path(client, cid)) != expect
     assert not await _pending(app, fid)
     assert texts(await path(client, fid)) == expect
+
+
+async def _agent_source(app, uid: str) -> tuple[str, str, list[str]]:
+    """An agent's conversation (the /rpc inbox) with a finished answer to rate."""
+    aid = await insert_agent(app, uid)
+    async with app.state.runtime.db.write() as c:
+        cid = await store.insert_conversation(c, uid, title="inbox", agent_id=aid)
+    ids = await insert_messages(
+        app,
+        cid,
+        [
+            {"role": "user", "text": "hi", "created_at": 1_700_000_000_000},
+            {"role": "assistant", "text": "hello", "created_at": 1_700_000_000_001},
+        ],
+    )
+    return aid, cid, ids
+
+
+async def test_an_rpc_rating_of_a_source_copies_its_pending_forks_first(held):
+    """/rpc's rating writes the message's ``feedback`` mirror, which a copy carries: the fork
+    that answered before the rating holds the message unrated."""
+    app, client, uid = held
+    aid, cid, ids = await _agent_source(app, uid)
+    fork = await _fork(client, cid)
+    r = await client.post(
+        f"/rpc/chat/inbox/{aid}/messages/{ids[1]}/feedback", json={"rating": "positive"}
+    )
+    assert r.status_code == 200, r.text
+    assert not await _pending(app, fork["id"])
+    async with app.state.runtime.db.read() as c:
+        q = select(M.conversation_id, M.feedback).where(M.role == "assistant")
+        mirrors = dict((await c.execute(q)).all())
+    assert mirrors == {cid: "like", fork["id"]: ""}
+
+
+async def test_an_rpc_rating_of_a_pending_forks_message_copies_it_first(held):
+    app, client, uid = held
+    aid, cid, _ids = await _agent_source(app, uid)
+    fork = await _fork(client, cid)
+    page = (await client.get(f"/api/conversations/{fork['id']}/messages")).json()
+    answer = next(m["id"] for m in page["items"] if m["role"] == "assistant")
+    assert await _pending(app, fork["id"])  # the page was read from the source
+    r = await client.post(
+        f"/rpc/chat/inbox/{aid}/messages/{answer}/feedback", json={"rating": "negative"}
+    )
+    assert r.status_code == 200, r.text
+    assert not await _pending(app, fork["id"])
+    r = await client.post(
+        f"/rpc/chat/inbox/{aid}/messages/msg_missing/feedback", json={"rating": "negative"}
+    )
+    assert r.status_code == 404, r.text

@@ -15,9 +15,11 @@ from typing import Any, Literal
 
 from ..auth.models import Principal
 from ..conversations import blocks as blk
+from ..conversations import forks
+from ..conversations import store as conv_store
 from ..conversations.forks import ForkPending
 from ..db.engine import Database
-from ..errors import BadRequest
+from ..errors import BadRequest, NotFound
 from ..feedback import store as feedback_store
 from . import cursor as cur
 from . import store
@@ -135,7 +137,7 @@ async def give_feedback(
     """Upsert the caller's rating of one of their completed assistant messages of this agent."""
     async with db.write() as c:
         await store.owned_agent(c, p.id, agent_id)
-        conv, msg = await store.feedback_target(c, p.id, agent_id, message_id)
+        conv, msg = await _feedback_target(c, p.id, agent_id, message_id)
         row = await feedback_store.upsert_rating(
             c,
             p.id,
@@ -148,3 +150,19 @@ async def give_feedback(
     out = feedback_out(row)
     assert out is not None  # an upsert always returns its row
     return MessageFeedbackResponse(messageId=msg.id, feedback=out)
+
+
+async def _feedback_target(c, user_id: str, agent_id: str, message_id: str):
+    """(conversation, message) of a rating: ``store.feedback_message``, with forks still being
+    copied (conversations/forks.py) copied first, as the native rating does. The conversation is
+    locked (``for_change``), so a rating of a message a pending fork copies (its ``feedback``
+    mirror) lands after the copy, not in it; a message of a pending fork (its id was already
+    shown, read from the source) exists once the user's pending forks are copied: asked again."""
+    try:
+        msg = await store.feedback_message(c, user_id, agent_id, message_id)
+    except NotFound:
+        if not await forks.settle_user_in(c, user_id):
+            raise
+        msg = await store.feedback_message(c, user_id, agent_id, message_id)
+    conv = await conv_store.get_conversation(c, user_id, msg.conversation_id, for_change=True)
+    return conv, msg

@@ -157,9 +157,8 @@ async def feedback_for(
     return {r.message_id: r for r in (await c.execute(q)).all()}
 
 
-async def feedback_target(c: AsyncConnection, user_id: str, agent_id: str, message_id: str):
-    """(conversation, message): the caller's completed assistant message of this agent, else
-    NotFound."""
+async def feedback_message(c: AsyncConnection, user_id: str, agent_id: str, message_id: str):
+    """The caller's completed assistant message of this agent, else NotFound."""
     q = (
         select(t.messages)
         .select_from(t.messages.join(t.conversations, C.id == M.conversation_id))
@@ -175,5 +174,4 @@ async def feedback_target(c: AsyncConnection, user_id: str, agent_id: str, messa
     msg = (await c.execute(q)).first()
     if msg is None:
         raise NotFound("Message not found", code="message_not_found")
-    conv = (await c.execute(select(t.conversations).where(C.id == msg.conversation_id))).one()
-    return conv, msg
+    return msg

@@ -94,11 +94,13 @@ async def settle_sources_in(c: AsyncConnection, source_id: str) -> None:
         await settle_in(c, cid)
 
 
-async def settle_user_in(c: AsyncConnection, user_id: str) -> None:
+async def settle_user_in(c: AsyncConnection, user_id: str) -> bool:
     """Copy the pending forks the user owns or whose source the user owns (before the user's
-    deletion or export)."""
-    for cid in await fork_store.pending_forks_touching_user(c, user_id):
+    deletion or export); True if there was one."""
+    pending = await fork_store.pending_forks_touching_user(c, user_id)
+    for cid in pending:
         await settle_in(c, cid)
+    return bool(pending)
 
 
 async def begin(c: AsyncConnection, cid: str, source_id: str, plan: ForkPlan) -> None:
