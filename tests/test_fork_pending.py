@@ -291,3 +291,22 @@ async def test_an_rpc_rating_of_a_pending_forks_message_copies_it_first(held):
         f"/rpc/chat/inbox/{aid}/messages/msg_missing/feedback", json={"rating": "negative"}
     )
     assert r.status_code == 404, r.text
+
+
+async def test_an_rpc_rating_waits_for_a_change_of_the_conversation(held):
+    """The /rpc rating locks the conversation before it reads the message, as the native one
+    does: a deletion that held the lock leaves it a 404, not a rating of a removed row."""
+    app, client, uid = held
+    aid, cid, ids = await _agent_source(app, uid)
+    async with app.state.runtime.db.write() as c:
+        await store.get_conversation(c, uid, cid, for_change=True)
+        rating = asyncio.ensure_future(
+            client.post(
+                f"/rpc/chat/inbox/{aid}/messages/{ids[1]}/feedback", json={"rating": "positive"}
+            )
+        )
+        await asyncio.sleep(0.3)
+        assert not rating.done()
+        await c.execute(delete(t.messages).where(M.id == ids[1]))
+    r = await rating
+    assert r.status_code == 404, r.text

@@ -17,7 +17,6 @@ from ..auth.models import Principal
 from ..conversations import blocks as blk
 from ..conversations import forks
 from ..conversations import store as conv_store
-from ..conversations.forks import ForkPending
 from ..db.engine import Database
 from ..errors import BadRequest, NotFound
 from ..feedback import store as feedback_store
@@ -75,7 +74,7 @@ def parse_cursor(raw: str | None) -> cur.Cursor | None:
 
 async def _page(c, user_id: str, conv, cursor: cur.Cursor | None):
     if conv.fork_source_id:  # a fork still being copied: /rpc answers again once it is
-        raise ForkPending(conv.id)
+        raise forks.ForkPending(conv.id)
     if cursor is not None and cursor.id is not None and cursor.depth is None:
         depth = await store.cursor_depth(c, conv.id, cursor.id)
         if depth is None:
@@ -153,16 +152,17 @@ async def give_feedback(
 
 
 async def _feedback_target(c, user_id: str, agent_id: str, message_id: str):
-    """(conversation, message) of a rating: ``store.feedback_message``, with forks still being
-    copied (conversations/forks.py) copied first, as the native rating does. The conversation is
-    locked (``for_change``), so a rating of a message a pending fork copies (its ``feedback``
-    mirror) lands after the copy, not in it; a message of a pending fork (its id was already
-    shown, read from the source) exists once the user's pending forks are copied: asked again."""
+    """(conversation, message) of a rating, as the native rating takes them: the conversation
+    locked (``for_change``: its pending forks copied first, so a rating's ``feedback`` mirror
+    lands after their copies, not in them), then the message read under the lock — a round
+    deletion that held the lock answers this a 404, not a rating of a row it removed. The
+    conversation is found from the message; a message of a pending fork (its id was already
+    shown, read from the source) exists once the user's pending forks are copied."""
     try:
-        msg = await store.feedback_message(c, user_id, agent_id, message_id)
+        found = await store.feedback_message(c, user_id, agent_id, message_id)
     except NotFound:
         if not await forks.settle_user_in(c, user_id):
             raise
-        msg = await store.feedback_message(c, user_id, agent_id, message_id)
-    conv = await conv_store.get_conversation(c, user_id, msg.conversation_id, for_change=True)
-    return conv, msg
+        found = await store.feedback_message(c, user_id, agent_id, message_id)
+    conv = await conv_store.get_conversation(c, user_id, found.conversation_id, for_change=True)
+    return conv, await store.feedback_message(c, user_id, agent_id, message_id)
