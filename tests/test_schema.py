@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import warnings
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect
+from sqlalchemy.exc import SAWarning
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from chatmem.db import schema
@@ -141,6 +143,16 @@ def test_downgrade_and_reupgrade(db_url):
     upgrade(db_url)
     assert _expected_tables() <= asyncio.run(_tables(db_url))
     assert asyncio.run(_diff(db_url)) == []
+
+
+def test_a_migration_from_empty_warns_nothing(db_url):
+    """``chatmem migrate`` on a fresh database prints only its one line: no SQLAlchemy warning
+    (SQLite's reflection in a batch operation warned that it skipped an expression index)."""
+    downgrade(db_url, "base")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        upgrade(db_url)
+    assert [str(w.message) for w in seen if issubclass(w.category, SAWarning)] == []
 
 
 SEED_COLUMN_COUNTS = {
