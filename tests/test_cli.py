@@ -119,3 +119,11 @@ def test_migrate_creates_the_sqlite_folder(tmp_path):
     r = run(["migrate"], env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert target.exists()
+    assert r.stderr == ""  # no warning on a fresh database (migration 0013 reflected tables)
+
+
+def test_the_command_list_reads_as_sentences():
+    """``chatmem --help`` joins each summary's wrapped docstring lines (rich mode kept them)."""
+    r = run(["--help"], dict(os.environ, COLUMNS="200"))
+    assert r.returncode == 0, r.stderr
+    assert "Open WebUI, LibreChat or chatmem; safe to run again" in r.stdout
