@@ -28,13 +28,17 @@ from . import ops, portability
 from .bootstrap import first_start, login_link
 from .ops import checked, ensure_database, load_settings, prepare_or_exit
 
-#: Help texts are plain text (docstrings wrapped at 100 columns): without rich markup, Typer
-#: joins a paragraph's lines in the command list too, where rich mode kept every line break.
-_PLAIN = {"no_args_is_help": True, "rich_markup_mode": "markdown"}
-app = typer.Typer(add_completion=False, help="chatmem: a chat backend for LLM products.", **_PLAIN)
-users_app = typer.Typer(help="Manage users.", **_PLAIN)
-keys_app = typer.Typer(help="Manage API keys.", **_PLAIN)
-embeddings_app = typer.Typer(help="Vectors of messages and memories.", **_PLAIN)
+
+def _typer(help: str, **kw) -> typer.Typer:
+    """A command group whose help is markdown: Typer then joins a docstring paragraph's wrapped
+    lines in the command list too (rich mode printed every line break of it)."""
+    return typer.Typer(help=help, no_args_is_help=True, rich_markup_mode="markdown", **kw)
+
+
+app = _typer("chatmem: a chat backend for LLM products.", add_completion=False)
+users_app = _typer("Manage users.")
+keys_app = _typer("Manage API keys.")
+embeddings_app = _typer("Vectors of messages and memories.")
 app.add_typer(users_app, name="users")
 app.add_typer(keys_app, name="keys")
 app.add_typer(embeddings_app, name="embeddings")
