@@ -181,6 +181,24 @@ async def test_bad_input_is_an_error_envelope_and_writes_nothing(app, new_user):
     assert await _count(app, t.memories, user_id=a.id) == 0
 
 
+async def test_a_blank_memory_text_is_refused_on_add_as_on_edit(app, new_user):
+    """The text is stripped before it is stored: a whitespace-only text would be an empty memory
+    (PATCH already refuses it), in the user's memory and in a workspace's alike."""
+    a = await new_user()
+    for text in ("   ", "\n\t ", "\u3000"):
+        r = await a.client.post("/api/me/memories", json={"memory_text": text})
+        assert r.status_code == 422, (text, r.text)
+        assert r.json()["error"]["code"] == "validation_error"
+    r = await a.client.post("/api/workspaces", json={"name": "Team"})
+    assert r.status_code == 201, r.text
+    wid = r.json()["id"]
+    r = await a.client.post(f"/api/workspaces/{wid}/memories", json={"memory_text": "  "})
+    assert r.status_code == 422, r.text
+    assert await _count(app, t.memories, user_id=a.id) == 0
+    async with app.state.runtime.db.read() as c:
+        assert (await c.execute(select(func.count()).select_from(t.memories))).scalar() == 0
+
+
 async def test_reenabling_a_slot_value_supersedes_the_current_one(app, new_user):
     a = await new_user()
     paris = await _post(a, memory_text="Lives in Paris", slot="home_location", value="Paris")

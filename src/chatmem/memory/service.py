@@ -152,9 +152,12 @@ async def create_memory(
             and body.valid_until <= body.valid_from
         ):
             raise Unprocessable("valid_until must be after valid_from", code="invalid_validity")
+        text = body.memory_text.strip()
+        if not text:  # as an edit: a whitespace-only text would store an empty memory
+            raise Unprocessable("memory_text may not be empty", code="validation_error")
         slot = body.slot.strip().lower()
         cand = pol.Candidate(
-            memory_text=body.memory_text.strip(),
+            memory_text=text,
             memory_type=body.memory_type.strip(),
             slot=slot,
             value=body.value.strip(),
