@@ -86,7 +86,7 @@ async def test_create_get_patch(new_user, app):
             "starred": True,
             "archived": True,
             "pinned": False,
-            "model": "other",
+            "model": "fast",
             "project_id": None,
         },
     )
@@ -99,13 +99,31 @@ async def test_create_get_patch(new_user, app):
         p["pinned"],
         p["model_id"],
         p["project_id"],
-    ) == ("renamed", True, True, False, "other", None)
+    ) == ("renamed", True, True, False, "fast", None)
     assert p["updated_at"] > c["updated_at"] and p["created_at"] == c["created_at"]
     assert await conv(a.client, c["id"]) == p
     # a partial patch leaves the rest alone
     r = await a.client.patch(f"/api/conversations/{c['id']}", json={"project_id": pid})
     assert r.json()["project_id"] == pid and r.json()["title"] == "renamed"
     assert r.json()["starred"] is True
+
+
+async def test_an_unknown_model_is_refused_on_create_and_patch(new_user, app):
+    """The conversation's model is the one its turns run on: a model the catalogue does not have
+    is a 422 ``unknown_model`` when it is set, not on every turn afterwards."""
+    a = await new_user()
+    before = await count(app, t.conversations)
+    r = await a.client.post("/api/conversations", json={"model": "gpt-nonexistent"})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["code"] == "unknown_model"
+    assert await count(app, t.conversations) == before
+    c = await new_conv(a.client)
+    r = await a.client.patch(f"/api/conversations/{c['id']}", json={"model": "gpt-nonexistent"})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["code"] == "unknown_model"
+    assert (await conv(a.client, c["id"]))["model_id"] == ""
+    r = await a.client.post(f"/api/conversations/{c['id']}/messages", json={"content": "hi"})
+    assert r.status_code == 202, r.text
 
 
 async def test_list_pinned_first_then_recent_with_cursor(new_user):

@@ -32,6 +32,8 @@ router = APIRouter(prefix="/api/conversations", tags=["conversations"], response
 async def create(body: ConversationIn, request: Request, p: CurrentUser, rt: RuntimeDep):
     """Without a title the conversation is named in the user's language until its first turn
     names it (``settings.language``, else the request's Accept-Language, else English)."""
+    if body.model:  # the model its turns run on: an unknown one is a 422, as a turn's would be
+        rt.providers.resolve(body.model)
     return await service.create_conversation(
         rt.db, p, body, accept_language=request.headers.get("accept-language")
     )
@@ -76,6 +78,8 @@ async def patch(
     p: CurrentUser,
     rt: RuntimeDep,
 ):
+    if body.model:
+        rt.providers.resolve(body.model)
     return await service.patch_conversation(rt.db, p, cid, body)
 
 
