@@ -610,6 +610,12 @@ async def test_bad_input_writes_nothing(db_url):
         assert r.status_code == 404
         r = await c.post(f"/api/conversations/{cid}/regenerate", json={})
         assert r.status_code == 422 and r.json()["error"]["code"] == "nothing_to_regenerate"
+        r = await c.post(f"/api/conversations/{cid}/regenerate", json={"message_id": "msg_nope"})
+        assert r.status_code == 422 and r.json()["error"] == {
+            "code": "invalid_message",
+            "message": "message not found in this conversation",
+            "details": {"message_id": "msg_nope"},
+        }
         assert await count(rt.db, t.messages) == base
         r = await c.post(f"/api/conversations/{cid}/messages", json={"content": "ok"})
         mid = r.json()["assistant_message_id"]

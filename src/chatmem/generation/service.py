@@ -68,8 +68,9 @@ async def _message_in(c, conv_id: str, mid: str, what: str = "parent"):
 
 def _found(row, mid: str, what: str = "parent"):
     if row is None:
+        noun = "message" if what == "message" else f"{what} message"
         raise Unprocessable(
-            f"{what} message not found in this conversation",
+            f"{noun} not found in this conversation",
             code=f"invalid_{what}",
             details={f"{what}_id": mid},
         )
