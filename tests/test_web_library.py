@@ -8,6 +8,7 @@ each database (the PostgreSQL run starts its own server).
 from __future__ import annotations
 
 import sqlite3
+import time
 import uuid
 
 import httpx
@@ -208,6 +209,23 @@ def test_memory_switch_and_conflict_side_by_side(browser, server, user):
     assert eventually(lambda: not user.api.get("/api/me").json()["settings"]["memory_enabled"])
     switch.check()
     assert eventually(lambda: user.api.get("/api/me").json()["settings"]["memory_enabled"])
+    done(page, console)
+
+
+def test_editing_the_text_leaves_a_precise_validity_window_alone(browser, server, user):
+    """The editor's date fields show whole days. Saving a new text with the dates untouched used
+    to send them back as midnight UTC: a memory valid for the next three hours then ended at the
+    start of today, already over, with no date changed by the user."""
+    look = ("desktop", "light")
+    now = int(time.time() * 1000)
+    m = remember(user, "I am in Tokyo for a few hours", valid_until=now + 3 * 3600 * 1000)
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    page.goto("/memories")
+    card(page, "Tokyo").wait_for()
+    edit_memory(page, "I am in Tokyo for a few hours", "I am in Shinjuku for a few hours")
+    after = user.api.get(f"/api/me/memories/{m['id']}").json()
+    assert after["memory_text"] == "I am in Shinjuku for a few hours"
+    assert (after["valid_from"], after["valid_until"]) == (m["valid_from"], m["valid_until"])
     done(page, console)
 
 

@@ -33,8 +33,10 @@ export function MemoryEditor({
     const memory_text = String(f.get("memory_text") || "").trim();
     const memory_type = String(f.get("memory_type") || "").trim();
     const importance = Number(f.get("importance") || 3);
-    const valid_from = fromDay(String(f.get("valid_from") || ""));
-    const valid_until = fromDay(String(f.get("valid_until") || ""));
+    const fromField = String(f.get("valid_from") || "");
+    const untilField = String(f.get("valid_until") || "");
+    const valid_from = fromDay(fromField);
+    const valid_until = fromDay(untilField);
     if (!memory_text) return;
     if (valid_from != null && valid_until != null && valid_until < valid_from) {
       setError(t("memValidityOrder"));
@@ -42,7 +44,17 @@ export function MemoryEditor({
     }
     try {
       const saved = memory
-        ? await lib.patchMemory(memory.id, { memory_text, memory_type, importance, valid_from, valid_until })
+        ? await lib.patchMemory(memory.id, {
+            memory_text,
+            memory_type,
+            importance,
+            // the date fields show whole days: dates the user left alone are not sent back, or
+            // saving a new text would move a precise bound (a memory valid for the next hours) to
+            // that day's midnight UTC, which may be in the past
+            ...(fromField !== day(memory.valid_from) || untilField !== day(memory.valid_until)
+              ? { valid_from, valid_until }
+              : {}),
+          })
         : await lib.createMemory({
             memory_text,
             memory_type,
