@@ -645,6 +645,39 @@ def test_tree_regenerate_edit_resend_fork_delete_and_inline_thread(browser, serv
     done(page, console)
 
 
+def test_ctrl_enter_in_the_question_editor_does_not_send_while_an_answer_is_written(
+    browser, server, user
+):
+    """The editor's Send button is disabled while an answer streams; its shortcut Ctrl+Enter used
+    to send anyway and start a second generation on a new branch beside the running one."""
+    look = ("desktop", "light")
+    c = user.conversation("Busy edit", ("What do sea otters eat?", "Urchins, crabs and clams."))
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    page.goto(f"/c/{c['id']}")
+    page.locator(".msg.assistant", has_text="Urchins").wait_for()
+    composer(page).fill("And where do they sleep?")
+    composer(page).press("Enter")
+    page.locator(".msg.assistant.streaming").wait_for()
+    first = page.locator(".msg.user").first
+    first.get_by_role("button", name="Edit message").click()
+    editor = first.get_by_role("textbox", name="Edit message")
+    editor.fill("What do sea otters eat in winter?")
+    assert first.get_by_role("button", name="Send").is_disabled()
+    editor.press("Control+Enter")
+    page.wait_for_timeout(500)
+    assert page.locator(".msg.assistant.streaming").count() == 1  # still busy when pressed
+    assert editor.is_visible()  # nothing sent: the editor stays open with its text
+    page.get_by_role("button", name="Stop").click()
+    wait_answer(page, 2)
+    path = user.messages(c["id"])
+    assert [m["text"] for m in path if m["role"] == "user"] == [
+        "What do sea otters eat?",
+        "And where do they sleep?",
+    ]
+    assert path[0]["branch_count"] == 1
+    done(page, console)
+
+
 # ── 4. conversations ────────────────────────────────────────────────────────────────────────
 
 

@@ -90,7 +90,8 @@ export function MessageItem({
   };
   const finish = async (send: boolean) => {
     const text = draft.trim();
-    if (!text) return;
+    // Ctrl+Enter as well as the Send button, which is disabled while an answer is being written
+    if (!text || (send && busy)) return;
     const ok = send ? await actions.resend(m, text) : await actions.save(m, text);
     if (ok) setEditing(false);
   };
