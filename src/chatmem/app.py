@@ -271,7 +271,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in ROUTERS:
         app.include_router(router)
     if rt.mcp_app is not None:  # the MCP server (mcp_server/server.py)
-        app.mount("/mcp", rt.mcp_app)
+        mcp_server.mount(app, rt.mcp_app)
     web_routes.mount(app)  # the web UI's static files
     openapi.install(app)
     routefilter.install(app)  # last: every route is in (a router's regex covers its routes)

@@ -27,6 +27,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl, Field
+from starlette.routing import Route
 
 from ..auth import service as auth_service
 from ..auth.models import Principal
@@ -215,3 +216,23 @@ def asgi_app(server: MCPServer):
         json_response=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
+
+
+class _AtRoot:
+    """``/mcp`` itself, answered as the mount's root ``/mcp/``. A mount alone matches only
+    ``/mcp/…``, so Starlette answered ``/mcp`` — the URL the README gives clients — with a 307
+    to an absolute ``http://`` address: a client that does not follow redirects failed, and
+    behind a TLS proxy the redirect pointed at the wrong scheme."""
+
+    def __init__(self, app, prefix: str) -> None:
+        self.app, self.prefix = app, prefix
+
+    async def __call__(self, scope, receive, send) -> None:
+        root = scope.get("root_path", "") + self.prefix  # as the mount sets it for its app
+        await self.app({**scope, "root_path": root, "path": root + "/"}, receive, send)
+
+
+def mount(app, mcp_app, prefix: str = "/mcp") -> None:
+    """Serve ``mcp_app`` at ``prefix`` and below it, with no redirect for ``prefix`` itself."""
+    app.router.routes.append(Route(prefix, _AtRoot(mcp_app, prefix)))
+    app.mount(prefix, mcp_app)
