@@ -37,6 +37,7 @@ def test_import_export_delete(env, tmp_path):  # noqa: F811
     bad.write_text('{"what": 1}')
     r = run(["import", str(bad), "--email", "cli@example.com"], env)
     assert r.returncode == 1 and "could not be recognised" in r.stdout
+    assert "--format" in r.stdout  # how to name it, in the CLI's words
 
     out = tmp_path / "all.zip"
     r = run(["export", "--email", "cli@example.com", "--out", str(out)], env)

@@ -152,7 +152,8 @@ def sniff(src: Source) -> tuple[str, str]:
     raise SourceError(
         "unknown_format",
         "the format could not be recognised (expected ChatGPT, Claude, Open WebUI, LibreChat "
-        "or chatmem JSON); name it with format=…",
+        "or chatmem JSON); name it: chatgpt, claude, openwebui, librechat or chatmem (the "
+        "API's format field, the CLI's --format)",
     )
 
 
