@@ -179,6 +179,11 @@ async def test_bad_input_is_an_error_envelope_and_writes_nothing(app, new_user):
     r = await a.client.post("/api/me/memories", json={"memory_text": "x", "agent_id": "agt_nope"})
     assert r.status_code == 404
     assert await _count(app, t.memories, user_id=a.id) == 0
+    mid = (await a.client.post("/api/me/memories", json={"memory_text": "x"})).json()["id"]
+    for path, method in (("/api/me/memories", "POST"), (f"/api/me/memories/{mid}", "PATCH")):
+        body = {"memory_text": "x", "valid_from": 10, "valid_until": 5}
+        r = await a.client.request(method, path, json=body)
+        assert (r.status_code, r.json()["error"]["code"]) == (422, "invalid_validity"), method
 
 
 async def test_a_blank_memory_text_is_refused_on_add_as_on_edit(app, new_user):

@@ -207,7 +207,7 @@ def _content_changes(changes: dict, old: pol.Mem) -> dict:
     if lo is not None and hi is not None and hi < lo:
         raise Unprocessable(
             "valid_until may not be before valid_from",
-            code="validation_error",
+            code="invalid_validity",  # as on create
             details={"valid_from": lo, "valid_until": hi},
         )
     values.update(
