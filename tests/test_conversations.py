@@ -126,6 +126,25 @@ async def test_an_unknown_model_is_refused_on_create_and_patch(new_user, app):
     assert r.status_code == 202, r.text
 
 
+async def test_titles_and_names_are_stripped_and_never_blank(new_user):
+    """A title of spaces names nothing: on create it reads as no title (the default one), a rename
+    to it is a 422 that changes nothing, surrounding spaces go; the same for the user's name."""
+    a = await new_user()
+    c = await new_conv(a.client, title="  Trip plans \n")
+    assert c["title"] == "Trip plans"
+    blank = await new_conv(a.client, title=" \t ")
+    assert blank["title"].strip() and blank["title"] == (await new_conv(a.client))["title"]
+    r = await a.client.patch(f"/api/conversations/{c['id']}", json={"title": "   "})
+    assert r.status_code == 422, r.text
+    assert (await conv(a.client, c["id"]))["title"] == "Trip plans"
+    r = await a.client.patch(f"/api/conversations/{c['id']}", json={"title": " Trips "})
+    assert r.json()["title"] == "Trips"
+    r = await a.client.patch("/api/me", json={"name": "  "})
+    assert r.status_code == 422, r.text
+    r = await a.client.patch("/api/me", json={"name": " Ann "})
+    assert r.status_code == 200 and r.json()["name"] == "Ann", r.text
+
+
 async def test_list_pinned_first_then_recent_with_cursor(new_user):
     a = await new_user()
     made = []

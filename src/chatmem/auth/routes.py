@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
 from pydantic import ConfigDict, Field
 
-from ..contracts.base import Input, Output
+from ..contracts.base import Input, Name, Output
 from ..contracts.errors import AUTHED, errors
 from ..edge.headers import client_ip, is_https
 from ..errors import NotFound, Unauthorized
@@ -58,7 +58,7 @@ class LoginIn(Input):
 
 
 class MePatch(Input):
-    name: str | None = Field(default=None, min_length=1, max_length=120)
+    name: Name | None = None
     memory_enabled: bool | None = None
     language: Literal["en", "zh"] | None = None  # UI text and default conversation titles
     theme: Literal["system", "light", "dark"] | None = None

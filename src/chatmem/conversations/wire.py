@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..contracts.base import NO_NUL, Input, Output, when_present
+from ..contracts.base import NO_NUL, Input, NewTitle, Output, Title, when_present
 from . import blocks as blk
 
 Role = Literal["user", "assistant"]
@@ -231,7 +231,7 @@ class RoundDeleted(Output):
 
 
 class ConversationIn(Input):
-    title: str | None = Field(default=None, max_length=200)
+    title: Title | None = None
     project_id: str | None = Field(default=None, min_length=1, max_length=64)
     agent_id: str | None = Field(default=None, min_length=1, max_length=64)
     model: str | None = Field(default=None, min_length=1, max_length=200)
@@ -248,7 +248,7 @@ class ConversationIn(Input):
 
 
 class ConversationPatch(Input):
-    title: str | None = Field(default=None, min_length=1, max_length=200)
+    title: NewTitle | None = None
     project_id: str | None = Field(default=None, max_length=64)
     model: str | None = Field(default=None, min_length=1, max_length=200)
     pinned: bool | None = None
@@ -336,5 +336,5 @@ class LeafIn(Input):
 
 
 class ForkIn(Input):
-    title: str | None = Field(default=None, max_length=200)
+    title: Title | None = None
     message_id: str | None = Field(default=None, max_length=64)  # fork the path up to here
