@@ -414,6 +414,27 @@ async def test_compact_and_context_routes(new_user):
     assert r.status_code == 404
 
 
+async def test_a_callers_own_context_metadata_is_no_report(new_user):
+    """A log-mode message's metadata is the caller's: a ``context`` key that is not a report is
+    "no context report" (404), not a 500; one shaped like a report is served as stored."""
+    a = await new_user()
+    cid = (await a.client.post("/api/conversations", json={})).json()["id"]
+    for meta, status in (
+        ({"context": "mine"}, 404),
+        ({"context": [1]}, 404),
+        ({"context": {"sections": 5}}, 404),
+        ({"context": {"total_tokens": 7, "note": "mine"}}, 200),
+    ):
+        body = {"content": "hi", "generate": False, "metadata": meta}
+        mid = (await a.client.post(f"/api/conversations/{cid}/messages", json=body)).json()["id"]
+        r = await a.client.get(f"/api/conversations/{cid}/context", params={"message_id": mid})
+        assert r.status_code == status, (meta, r.text)
+        if status == 404:
+            assert r.json()["error"]["code"] == "no_context_report"
+        else:
+            assert r.json()["report"]["note"] == "mine"
+
+
 async def test_generated_turn_stores_its_report_and_queues_compaction(new_user, app):
     a = await new_user()
     cid = (await a.client.post("/api/conversations", json={})).json()["id"]

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import time
 
+from pydantic import ValidationError
+
 from ..auth.models import Principal
 from ..conversations import store
 from ..errors import NotFound
 from . import compaction as cp
 from . import store as cstore
 from .service import build_turn_context, resolve_model, resolve_summarizer, warm_query
+from .wire import ContextReport
 
 
 def blocks_out(blocks: list[dict]) -> list[dict]:
@@ -67,10 +70,23 @@ async def stored_report(rt, p: Principal, cid: str, mid: str) -> dict:
     async with rt.db.read() as c:
         await store.get_conversation(c, p.id, cid)
         row = await store.get_message(c, cid, mid)
-    report = (row.metadata or {}).get("context")
-    if not report:
+    report = _report_in((row.metadata or {}).get("context"))
+    if report is None:
         raise NotFound("no context report is stored for this message", code="no_context_report")
     return {"conversation_id": cid, "message_id": mid, "preview": False, "report": report}
+
+
+def _report_in(stored) -> dict | None:
+    """The report a turn stored in ``metadata["context"]``, or None. A log-mode append's metadata
+    is the caller's, and a ``context`` key of its own that is not a report (a string, a list, a
+    report's field of the wrong type) is no report here — it was a 500."""
+    if not stored:
+        return None
+    try:
+        ContextReport.model_validate(stored)
+    except ValidationError:
+        return None
+    return stored
 
 
 async def compact_now(rt, p: Principal, cid: str) -> dict:
