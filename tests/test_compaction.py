@@ -423,7 +423,8 @@ async def test_a_callers_own_context_metadata_is_no_report(new_user):
         ({"context": "mine"}, 404),
         ({"context": [1]}, 404),
         ({"context": {"sections": 5}}, 404),
-        ({"context": {"total_tokens": 7, "note": "mine"}}, 200),
+        ({"context": {"total_tokens": 7, "note": "mine"}}, 404),
+        ({"context": {"sections": [], "note": "mine"}}, 200),
     ):
         body = {"content": "hi", "generate": False, "metadata": meta}
         mid = (await a.client.post(f"/api/conversations/{cid}/messages", json=body)).json()["id"]

@@ -37,8 +37,15 @@ export function bars(r: Report): Bar[] {
     .map((s) => ({ name: s.name, tokens: s.tokens, pct: Math.min(100, (s.tokens / base) * 100) }));
 }
 
-/** The stored report of an assistant message (kept in its metadata), if any. */
+const isList = (v: unknown) => v == null || Array.isArray(v);
+
+/** The stored report of an assistant message (kept in its metadata), if any. A log-mode
+ * message's metadata is its caller's: a `context` key of theirs that is not shaped like a report
+ * (every report has its `sections` list; its id lists are lists) is no report. */
 export function reportOf(metadata: unknown): Report | null {
   const c = (metadata as { context?: unknown } | null | undefined)?.context;
-  return c && typeof c === "object" ? (c as Report) : null;
+  if (!c || typeof c !== "object" || Array.isArray(c)) return null;
+  const r = c as Report;
+  const lists = [r.memory_ids, r.message_ids, r.summary_block_ids, r.recall_message_ids, r.truncated];
+  return Array.isArray(r.sections) && lists.every(isList) ? r : null;
 }

@@ -78,9 +78,10 @@ async def stored_report(rt, p: Principal, cid: str, mid: str) -> dict:
 
 def _report_in(stored) -> dict | None:
     """The report a turn stored in ``metadata["context"]``, or None. A log-mode append's metadata
-    is the caller's, and a ``context`` key of its own that is not a report (a string, a list, a
-    report's field of the wrong type) is no report here — it was a 500."""
-    if not stored:
+    is the caller's, and a ``context`` key of its own that is not a report (a string, a list, no
+    ``sections`` list — every report has one —, a field of the wrong type) is no report here:
+    it was a 500. The web app's ``reportOf`` reads it the same way."""
+    if not isinstance(stored, dict) or "sections" not in stored:
         return None
     try:
         ContextReport.model_validate(stored)
