@@ -156,8 +156,8 @@ Email = Annotated[
 #: A display name: 1–120 characters, surrounding spaces stripped, never blank (seed 000's (docs/specs.md) limit).
 Name = Annotated[str, Field(min_length=1, max_length=120), AfterValidator(_not_blank)]
 
-#: A conversation's title: 200 characters, surrounding spaces stripped (a blank one names
-#: nothing: where a title may be left out it then reads as left out, where it is set, ``Name``'s
-#: rule says no).
+#: A conversation's title: at most 200 characters, surrounding spaces stripped. ``Title`` where
+#: it may be left out (a blank one then reads as left out: the default title); ``NewTitle`` where
+#: it is set (never blank, as ``Name``).
 Title = Annotated[str, Field(max_length=200), AfterValidator(str.strip)]
 NewTitle = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_not_blank)]
