@@ -645,6 +645,88 @@ def test_tree_regenerate_edit_resend_fork_delete_and_inline_thread(browser, serv
     done(page, console)
 
 
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_inline_threads_can_be_found_and_reopened(browser, server, user, look):
+    """A thread started from a quote used to vanish from the UI once its panel closed or the page
+    reloaded: an answer with threads now shows "N threads" (one request per conversation), and
+    it reopens the thread in the panel with its history, after a reload too."""
+    c = user.conversation(
+        "Threads again",
+        ("What lives in tide pools?", "Anemones, starfish and small crabs live in tide pools."),
+        ("Which is the slowest?", "The starfish is the slowest of them."),
+    )
+    first_answer = user.messages(c["id"])[1]["id"]
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    listed = []
+    page.on(
+        "request",
+        lambda r: "/inline-threads" in r.url and r.method == "GET" and listed.append(r.url),
+    )
+    page.goto(f"/c/{c['id']}")
+    answer = page.locator(".msg.assistant").first
+    answer.filter(has_text="small crabs").wait_for()
+    assert page.locator(".threads-btn").count() == 0  # no threads yet, no button
+    # a thread from a selection; once it exists its answer says so
+    page.evaluate(
+        """() => {
+          const p = document.querySelector('.msg.assistant .md p');
+          const r = document.createRange(); r.setStart(p.firstChild, 0); r.setEnd(p.firstChild, 9);
+          const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+          p.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
+        }"""
+    )
+    page.locator(".ask-selection").click()
+    panel = page.get_by_role("complementary", name="Thread")
+    panel.wait_for()
+    panel.locator("#thread-input").fill("Which anemones?")
+    panel.locator("#thread-input").press("Enter")
+    panel.locator(".msg.assistant.done").wait_for(timeout=60_000)
+    answer.get_by_role("button", name="1 thread").wait_for()
+    panel.get_by_role("button", name="Close thread").click()
+    panel.wait_for(state="detached")
+    # after a reload: still there (visible without hovering), and it reopens with its history
+    page.reload()
+    chip = page.locator(".msg.assistant").first.get_by_role("button", name="1 thread")
+    chip.wait_for()
+    assert chip.evaluate("el => getComputedStyle(el).opacity") == "1"
+    assert page.locator(".msg.assistant").last.locator(".threads-btn").count() == 0
+    assert not unnamed_controls(page)
+    chip.click()
+    panel.wait_for()
+    assert panel.locator(".thread-quote").inner_text() == "Anemones,"
+    panel.locator(".msg.user", has_text="Which anemones?").wait_for()
+    panel.locator(".msg.assistant.done").wait_for()
+    page.wait_for_function("document.activeElement.id === 'thread-input'")
+    page.keyboard.press("Escape")
+    panel.wait_for(state="detached")
+    # a second thread on the same answer: "2 threads" is a menu of their quotes
+    user.api.post(
+        f"/api/conversations/{c['id']}/inline-threads",
+        json={"message_id": first_answer, "quote": "small crabs"},
+    ).raise_for_status()
+    page.reload()
+    two = page.locator(".msg.assistant").first.get_by_role("button", name="2 threads")
+    two.click()
+    page.get_by_role("menuitem", name="small crabs").click()
+    panel.wait_for()
+    assert panel.locator(".thread-quote").inner_text() == "small crabs"
+    assert panel.locator(".msg").count() == 0  # this one has no messages yet
+    shot(page, "chat-thread-reopened", look)
+    no_horizontal_scroll(page)
+    # the other one, from the same menu while the panel is open: the panel switches to it
+    if look[0] == "phone":
+        panel.get_by_role("button", name="Close thread").click()
+        panel.wait_for(state="detached")
+    two.click()
+    page.get_by_role("menuitem", name="Anemones,").click()
+    panel.locator(".msg.user", has_text="Which anemones?").wait_for()
+    assert panel.locator(".thread-quote").inner_text() == "Anemones,"
+    # one list request per page load (and one after the thread was made), never one per message
+    assert len(listed) <= 4, listed
+    assert all("message_id" not in u for u in listed)
+    done(page, console)
+
+
 def test_ctrl_enter_in_the_question_editor_does_not_send_while_an_answer_is_written(
     browser, server, user
 ):

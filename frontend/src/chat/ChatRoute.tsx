@@ -11,6 +11,7 @@ import { toast } from "../ui/toast";
 import { ChatView } from "./ChatView";
 import { ModelPicker } from "./ModelPicker";
 import { ThreadPanel } from "./ThreadPanel";
+import { useInlineThreads, type ThreadRef } from "./threads";
 import { ChatTools } from "./ChatTools";
 import { TopBar } from "./TopBar";
 import { useAuthors } from "../workspaces/api";
@@ -32,7 +33,8 @@ export function ChatRoute() {
   const conv = useConversation(conversationId);
   const qc = useQueryClient();
   const t = useT();
-  const [thread, setThread] = useState<{ id: string; quote: string } | null>(null);
+  const [thread, setThread] = useState<ThreadRef | null>(null);
+  const threads = useInlineThreads(conversationId);
   const title = conv.data?.title ?? "";
   const authors = useAuthors(conv.data?.workspace_id || undefined);
 
@@ -63,6 +65,8 @@ export function ChatRoute() {
           model={conv.data?.model_id || undefined}
           target={params.get("m")}
           onThread={setThread}
+          threads={threads.data}
+          openThread={thread?.id}
           authors={authors}
         />
       </div>

@@ -5,7 +5,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState, useSyncExter
 import { useNavigate } from "react-router";
 import { ApiError } from "../api/client";
 import { api } from "../api/endpoints";
-import type { Message } from "../api/types";
+import type { Conversation, Message } from "../api/types";
 import { DEFAULT_TITLES } from "./titles";
 import { errorText, useT } from "../i18n";
 import { refreshLists, watchTitle } from "../queries";
@@ -16,6 +16,7 @@ import { toast } from "../ui/toast";
 import { Announcer } from "./Announcer";
 import { Composer } from "./Composer";
 import { MessageItem, type MessageActions } from "./MessageItem";
+import { threadsChanged, type ThreadRef } from "./threads";
 import { useThread } from "./useThread";
 
 const drafts = new Map<string, string>();
@@ -36,7 +37,10 @@ export interface ChatViewProps {
   model?: string;
   /** A message to show in context (from search). */
   target?: string | null;
-  onThread?: (thread: { id: string; quote: string }) => void;
+  onThread?: (thread: ThreadRef) => void;
+  /** The conversation's inline threads by anchor message, and the one open beside it. */
+  threads?: Map<string, Conversation[]>;
+  openThread?: string | null;
   composerId?: string;
   empty?: React.ReactNode;
   /** user id → name, in a shared workspace conversation (shown beside each question). */
@@ -45,7 +49,20 @@ export interface ChatViewProps {
   lead?: React.ReactNode;
 }
 
-export function ChatView({ cid, create, onCreated, model, target, onThread, composerId, empty, authors, lead }: ChatViewProps) {
+export function ChatView({
+  cid,
+  create,
+  onCreated,
+  model,
+  target,
+  onThread,
+  threads,
+  openThread,
+  composerId,
+  empty,
+  authors,
+  lead,
+}: ChatViewProps) {
   const t = useT();
   const qc = useQueryClient();
   const navigate = useNavigate();
@@ -288,6 +305,7 @@ export function ChatView({ cid, create, onCreated, model, target, onThread, comp
       if (!q) return;
       try {
         const c = await api.createThread(cid, { message_id: m.id, quote: q });
+        threadsChanged(qc, cid);
         onThread({ id: c.id, quote: q });
       } catch (e) {
         fail(e);
@@ -295,6 +313,7 @@ export function ChatView({ cid, create, onCreated, model, target, onThread, comp
       setSelection(null);
       window.getSelection()?.removeAllRanges();
     },
+    openThread: onThread && ((c) => onThread({ id: c.id, quote: c.inline_quote })),
   };
 
   // a text selection inside an answer offers "Ask about this"
@@ -357,6 +376,8 @@ export function ChatView({ cid, create, onCreated, model, target, onThread, comp
               highlighted={highlight === m.id}
               actions={actions}
               author={authors && m.author_id ? authors[m.author_id] : undefined}
+              threads={threads?.get(m.id)}
+              openThread={openThread}
             />
           ))}
         </ol>

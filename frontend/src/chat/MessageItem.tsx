@@ -1,17 +1,19 @@
 // One message of the active path: its text (Markdown for answers), thinking, state, branch
 // arrows and actions. Editing happens in place in an editor, not a prompt().
 import { useEffect, useRef, useState } from "react";
-import type { Message } from "../api/types";
+import type { Conversation, Message } from "../api/types";
 import { errorText, useT } from "../i18n";
 import { displayOf } from "../stream/display";
 import type { TurnState } from "../stream/turn";
 import { branchNav } from "../tree/path";
 import { ConfirmDialog } from "../ui/Dialog";
+import { Icon } from "../ui/Icon";
 import { MenuButton, type MenuItem } from "../ui/Menu";
 import { toast } from "../ui/toast";
 import { AnswerExtras } from "../context/AnswerExtras";
 import { copyText } from "./copy";
 import { Markdown } from "./Markdown";
+import { shortQuote } from "./threads";
 
 export interface MessageActions {
   regenerate: (m: Message) => void;
@@ -22,6 +24,57 @@ export interface MessageActions {
   remove: (m: Message) => void;
   /** Absent inside a thread (threads do not nest). */
   thread?: (m: Message, quote: string) => void;
+  /** Open an existing inline thread in the side panel. */
+  openThread?: (c: Conversation) => void;
+}
+
+/** The inline threads anchored to an answer: one opens at a click, several from a menu. */
+function ThreadsButton({
+  threads,
+  open,
+  onOpen,
+}: {
+  threads: Conversation[];
+  open?: string | null;
+  onOpen: (c: Conversation) => void;
+}) {
+  const t = useT();
+  const label = threads.length === 1 ? t("threadsOne") : t("threadsMany", { n: threads.length });
+  const isOpen = threads.some((c) => c.id === open);
+  const face = (
+    <>
+      <Icon name="thread" />
+      <span>{label}</span>
+    </>
+  );
+  if (threads.length === 1) {
+    const c = threads[0];
+    return (
+      <button
+        type="button"
+        className={`act threads threads-btn ${isOpen ? "open" : ""}`}
+        title={c.inline_quote}
+        onClick={() => onOpen(c)}
+      >
+        {face}
+      </button>
+    );
+  }
+  return (
+    <MenuButton
+      label={label}
+      className="msg-menu threads threads-menu"
+      buttonClass={`act threads-btn ${isOpen ? "open" : ""}`}
+      items={threads.map((c) => ({
+        id: c.id,
+        label: shortQuote(c.inline_quote),
+        title: c.inline_quote,
+        onSelect: () => onOpen(c),
+      }))}
+    >
+      {face}
+    </MenuButton>
+  );
 }
 
 function selectionIn(el: HTMLElement | null): string {
@@ -38,6 +91,8 @@ export function MessageItem({
   highlighted,
   actions,
   author,
+  threads,
+  openThread,
 }: {
   m: Message;
   live?: TurnState;
@@ -46,6 +101,10 @@ export function MessageItem({
   actions: MessageActions;
   /** Who said it (or asked for the answer), in a shared workspace conversation. */
   author?: string;
+  /** The inline threads anchored to this message. */
+  threads?: Conversation[];
+  /** The id of the thread open in the side panel. */
+  openThread?: string | null;
 }) {
   const t = useT();
   const d = displayOf(m, live);
@@ -178,6 +237,9 @@ export function MessageItem({
         )}
         {!editing && (
           <div className="msg-actions" role="toolbar" aria-label={role}>
+            {threads && threads.length > 0 && actions.openThread && (
+              <ThreadsButton threads={threads} open={openThread} onOpen={actions.openThread} />
+            )}
             {nav && (
               <span className="branch-nav">
                 <button

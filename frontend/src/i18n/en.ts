@@ -90,6 +90,8 @@ export const en = {
   threadTitle: "Thread",
   closeThread: "Close thread",
   threadQuote: "About this passage",
+  threadsOne: "1 thread",
+  threadsMany: "{n} threads",
   jumpToLatest: "Jump to latest",
   conversationNotFound: "This conversation does not exist or is not yours.",
   // search

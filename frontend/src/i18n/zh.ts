@@ -86,6 +86,8 @@ export const zh: Messages = {
   threadTitle: "子话题",
   closeThread: "关闭子话题",
   threadQuote: "关于这段文字",
+  threadsOne: "1 个子话题",
+  threadsMany: "{n} 个子话题",
   jumpToLatest: "跳到最新",
   conversationNotFound: "这个对话不存在或不属于你。",
   searchPlaceholder: "搜索标题和消息",

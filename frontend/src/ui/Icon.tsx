@@ -3,7 +3,7 @@
 // boxes; these follow the text colour and size and need no font at all.
 import type { ReactNode } from "react";
 
-export type IconName = "thumbUp" | "thumbDown" | "pin" | "memory" | "folder";
+export type IconName = "thumbUp" | "thumbDown" | "pin" | "memory" | "folder" | "thread";
 
 const THUMB = (
   <>
@@ -28,6 +28,12 @@ const SHAPES: Record<IconName, ReactNode> = {
     </>
   ),
   folder: <path d="M3 6a1 1 0 0 1 1-1h5l2 2h9a1 1 0 0 1 1 1v10a1 1 0 0 1-1 1H4a1 1 0 0 1-1-1z" />,
+  thread: (
+    <>
+      <path d="M4 5h16v11H10l-4 4v-4H4z" />
+      <path d="M8 9h8M8 12h5" />
+    </>
+  ),
 };
 
 /** A decorative icon (hidden from screen readers: the control around it carries the name). */

@@ -4,6 +4,10 @@ import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 
 export interface MenuItem {
   label: string;
+  /** A key when two items may have the same label. */
+  id?: string;
+  /** Shown on hover (the full text of a shortened label). */
+  title?: string;
   onSelect: () => void;
   danger?: boolean;
 }
@@ -13,11 +17,15 @@ export function MenuButton({
   items,
   children,
   className = "",
+  buttonClass = "icon-btn",
+  title,
 }: {
   label: string;
   items: MenuItem[];
   children: ReactNode;
   className?: string;
+  buttonClass?: string;
+  title?: string;
 }) {
   const [open, setOpen] = useState(false);
   const btn = useRef<HTMLButtonElement>(null);
@@ -64,8 +72,9 @@ export function MenuButton({
       <button
         ref={btn}
         type="button"
-        className="icon-btn"
+        className={buttonClass}
         aria-label={label}
+        title={title}
         aria-haspopup="menu"
         aria-expanded={open}
         aria-controls={open ? id : undefined}
@@ -77,9 +86,10 @@ export function MenuButton({
         <div ref={menu} id={id} role="menu" className="menu" aria-label={label} onKeyDown={onKey}>
           {items.map((it) => (
             <button
-              key={it.label}
+              key={it.id ?? it.label}
               type="button"
               role="menuitem"
+              title={it.title}
               tabIndex={-1}
               className={it.danger ? "danger" : ""}
               onClick={() => {
