@@ -834,10 +834,10 @@ def test_conversation_list_actions_search_projects_and_models(browser, server, u
     # search titles and messages; a message hit opens in context
     page.keyboard.press("Control+k")
     search = page.get_by_role("dialog", name="Search chats")
-    search.get_by_role("searchbox").fill("ocean")
+    search.get_by_role("combobox").fill("ocean")
     titles = search.locator("section", has=page.get_by_role("heading", name="Titles"))
     titles.locator(".result mark", has_text="Ocean").wait_for()
-    search.get_by_role("searchbox").fill("abyssal")
+    search.get_by_role("combobox").fill("abyssal")
     hit = search.locator(".result", has_text="Ocean notes").last
     hit.locator("mark", has_text="abyssal").first.wait_for()
     shot(page, "search", look)
@@ -884,6 +884,65 @@ def test_conversation_list_actions_search_projects_and_models(browser, server, u
     assert eventually(
         lambda: user.api.get(f"/api/conversations/{target['id']}").json()["model_id"] == "fast"
     )
+    done(page, console)
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def test_search_results_by_keyboard(browser, server, user, look):
+    """In the Ctrl+K dialog the arrow keys move a highlighted hit and Enter opens it, as a click
+    does: the field is a combobox whose aria-activedescendant names the highlighted option."""
+    tag = f"kelp{uuid.uuid4().hex[:6]}"
+    user.conversation(f"{tag} forest", ("Where is it?", "Off the coast."))
+    seal = user.conversation("Seals", ("What do seals eat?", f"Fish, and they hide in {tag}."))
+    user.conversation("Urchins", ("And urchins?", f"Urchins graze the {tag} down."))
+    seal_answer = user.messages(seal["id"])[1]["id"]
+    ctx, page, console = new_page(browser, server.base, look, login=user.login)
+    page.goto("/")
+    page.get_by_role("heading", name="What can I help with?").wait_for()
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press("Control+k")
+    dialog = page.get_by_role("dialog", name="Search chats")
+    box = dialog.get_by_role("combobox", name="Search titles and messages")
+    box.wait_for()
+    assert page.evaluate("document.activeElement.type") == "search"
+    page.keyboard.type(tag)
+    listbox = dialog.get_by_role("listbox")
+    options = listbox.get_by_role("option")
+    page.wait_for_function("() => document.querySelectorAll('[role=option]').length === 3")
+    assert box.get_attribute("aria-controls") == listbox.get_attribute("id")
+    assert box.get_attribute("aria-expanded") == "true"
+
+    def highlighted() -> str:
+        sel = listbox.locator("[role=option][aria-selected=true]")
+        assert sel.count() == 1
+        assert box.get_attribute("aria-activedescendant") == sel.get_attribute("id")
+        assert page.evaluate("document.activeElement.type") == "search"  # the focus stays put
+        return sel.inner_text()
+
+    # the first hit is highlighted as the results arrive: the title, then the two messages
+    assert f"{tag} forest" in highlighted()
+    page.keyboard.press("ArrowDown")
+    first_msg = highlighted()
+    assert tag in first_msg and "forest" not in first_msg
+    page.keyboard.press("ArrowDown")
+    second_msg = highlighted()
+    assert second_msg != first_msg
+    page.keyboard.press("ArrowDown")  # wraps around to the top
+    assert f"{tag} forest" in highlighted()
+    page.keyboard.press("ArrowUp")  # and back to the bottom
+    assert highlighted() == second_msg
+    page.keyboard.press("ArrowUp")
+    assert highlighted() == first_msg
+    assert options.nth(1).evaluate("el => el.classList.contains('active')")
+    shot(page, "search-keyboard", look)
+    # move to the seal's answer and open it with Enter: the conversation, at that message
+    if "Seals" not in first_msg:
+        page.keyboard.press("ArrowDown")
+    assert "Seals" in highlighted()
+    page.keyboard.press("Enter")
+    dialog.wait_for(state="hidden")
+    page.wait_for_url(re.compile(rf"/c/{seal['id']}\?m={seal_answer}$"))
+    page.locator(".msg.target", has_text=tag).wait_for()
     done(page, console)
 
 
