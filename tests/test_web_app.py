@@ -648,8 +648,9 @@ def test_tree_regenerate_edit_resend_fork_delete_and_inline_thread(browser, serv
 @pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
 def test_inline_threads_can_be_found_and_reopened(browser, server, user, look):
     """A thread started from a quote used to vanish from the UI once its panel closed or the page
-    reloaded: an answer with threads now shows "N threads" (one request per conversation), and
-    it reopens the thread in the panel with its history, after a reload too."""
+    reloaded: an answer with threads now shows "N threads" (one request per conversation) and
+    marks the quoted passages, and the button reopens the thread in the panel with its history,
+    after a reload too."""
     c = user.conversation(
         "Threads again",
         ("What lives in tide pools?", "Anemones, starfish and small crabs live in tide pools."),
@@ -691,6 +692,8 @@ def test_inline_threads_can_be_found_and_reopened(browser, server, user, look):
     assert chip.evaluate("el => getComputedStyle(el).opacity") == "1"
     assert page.locator(".msg.assistant").last.locator(".threads-btn").count() == 0
     assert not unnamed_controls(page)
+    marked = "() => [...(CSS.highlights.get('thread-quote') || [])].map(r => r.toString()).sort()"
+    assert page.evaluate(marked) == ["Anemones,"]  # the quoted passage is marked in the answer
     chip.click()
     panel.wait_for()
     assert panel.locator(".thread-quote").inner_text() == "Anemones,"
@@ -706,6 +709,8 @@ def test_inline_threads_can_be_found_and_reopened(browser, server, user, look):
     ).raise_for_status()
     page.reload()
     two = page.locator(".msg.assistant").first.get_by_role("button", name="2 threads")
+    two.wait_for()
+    assert page.evaluate(marked) == ["Anemones,", "small crabs"]
     two.click()
     page.get_by_role("menuitem", name="small crabs").click()
     panel.wait_for()

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Conversation } from "../src/api/types";
+import { findQuote } from "../src/chat/quoteMark";
 import { shortQuote, threadsByMessage } from "../src/chat/threads";
 
 const thread = (id: string, anchor: string, quote = id): Conversation =>
@@ -36,5 +37,26 @@ describe("a quote shortened for a menu line", () => {
 
   it("cuts inside a word when there is no space near the end", () => {
     expect(shortQuote("x".repeat(100), 10)).toBe(`${"x".repeat(10)}…`);
+  });
+});
+
+describe("finding a thread's quote in its answer's text", () => {
+  it("finds it where it is", () => {
+    const text = "Anemones, starfish and small crabs.";
+    const at = findQuote(text, "small crabs")!;
+    expect(text.slice(...at)).toBe("small crabs");
+  });
+
+  it("ignores whitespace: a folded selection across paragraphs, rendered without any", () => {
+    // the selection "one.\n\nTwo" was folded to "one. Two"; the rendered text has no gap at all
+    const text = "Paragraph one.Two starts here.";
+    const at = findQuote(text, "one. Two")!;
+    expect(text.slice(...at)).toBe("one.Two");
+    expect(findQuote("a\n  b c", "a b")).toEqual([0, 5]);
+  });
+
+  it("is null when the answer no longer has it, or the quote is blank", () => {
+    expect(findQuote("The text was edited.", "small crabs")).toBeNull();
+    expect(findQuote("anything", "  ")).toBeNull();
   });
 });

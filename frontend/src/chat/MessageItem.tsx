@@ -13,6 +13,7 @@ import { toast } from "../ui/toast";
 import { AnswerExtras } from "../context/AnswerExtras";
 import { copyText } from "./copy";
 import { Markdown } from "./Markdown";
+import { markQuotes } from "./quoteMark";
 import { shortQuote } from "./threads";
 
 export interface MessageActions {
@@ -142,6 +143,16 @@ export function MessageItem({
       el?.setSelectionRange(el.value.length, el.value.length);
     }
   }, [editing]);
+
+  // the passages the threads quote are marked in the answer's text
+  const quotes = (threads ?? []).map((c) => c.inline_quote);
+  const quoteKey = JSON.stringify(quotes);
+  useEffect(() => {
+    const el = body.current;
+    if (!el || editing || quotes.length === 0) return;
+    return markQuotes(el, quotes);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [quoteKey, editing]);
 
   const startEdit = () => {
     setDraft(d.text);
