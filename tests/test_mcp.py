@@ -28,6 +28,19 @@ TOOLS = {
 }
 
 
+#: A bare ``initialize`` request, as any MCP client's first.
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
 @pytest.fixture
 def live(db_url):
     keys = [create_user(db_url, f"mcp{i}@example.com") for i in range(2)]
@@ -96,20 +109,10 @@ async def test_memory_tools_and_search_with_the_sdk_client(live):
 
 async def test_a_missing_or_wrong_key_is_refused(live):
     server, _ = live
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
     headers = {"Accept": "application/json, text/event-stream"}
     async with httpx2.AsyncClient() as c:
         for auth in ({}, {"Authorization": "Bearer cm_wrong"}):
-            r = await c.post(f"{server.base}/mcp/", json=init, headers={**headers, **auth})
+            r = await c.post(f"{server.base}/mcp/", json=INIT, headers={**headers, **auth})
             assert r.status_code == 401, r.text
 
 
@@ -117,21 +120,11 @@ async def test_the_readme_url_answers_without_a_redirect(live):
     """``/mcp`` (the README's URL) is the server itself, not a 307 to ``/mcp/``: a client that
     does not follow redirects works, and no ``http://`` address leaks behind a TLS proxy."""
     server, (key, _) = live
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
     headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {key}"}
     async with httpx2.AsyncClient(follow_redirects=False) as c:
         for path in ("/mcp", "/mcp/"):
-            r = await c.post(f"{server.base}{path}", json=init, headers=headers)
+            r = await c.post(f"{server.base}{path}", json=INIT, headers=headers)
             assert r.status_code == 200, (path, r.status_code, r.headers)
             assert r.json()["result"]["serverInfo"], r.text
-        r = await c.post(f"{server.base}/mcp", json=init, headers={"Accept": headers["Accept"]})
+        r = await c.post(f"{server.base}/mcp", json=INIT, headers={"Accept": headers["Accept"]})
         assert r.status_code == 401  # the same app, the same authentication

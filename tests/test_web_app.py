@@ -180,6 +180,22 @@ def more(message, action: str) -> None:
 
 
 @pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
+def ask_about_selection(page, *, last: bool) -> None:
+    """Select the first nine characters of the first (or last) answer's paragraph, as a mouse
+    would, and click "Ask about this"."""
+    page.evaluate(
+        """(last) => {
+          const ps = [...document.querySelectorAll('.msg.assistant .md p')];
+          const p = last ? ps.pop() : ps[0];
+          const r = document.createRange(); r.setStart(p.firstChild, 0); r.setEnd(p.firstChild, 9);
+          const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+          p.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
+        }""",
+        last,
+    )
+    page.locator(".ask-selection").click()
+
+
 def test_login_logout_and_back_where_you_were(browser, server, user, look):
     cid = user.conversation("Kept place", ("Where was I?", "Right here."))["id"]
     ctx, page, console = new_page(browser, server.base, look)
@@ -617,15 +633,7 @@ def test_tree_regenerate_edit_resend_fork_delete_and_inline_thread(browser, serv
     first_q.filter(has_text="What lives").wait_for(state="detached")
     assert page.locator(".msg.user").count() == 1
     # inline thread from a text selection: quote → side panel with its own chat
-    page.evaluate(
-        """() => {
-          const p = [...document.querySelectorAll('.msg.assistant .md p')].pop();
-          const r = document.createRange(); r.setStart(p.firstChild, 0); r.setEnd(p.firstChild, 9);
-          const s = getSelection(); s.removeAllRanges(); s.addRange(r);
-          p.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
-        }"""
-    )
-    page.locator(".ask-selection").click()
+    ask_about_selection(page, last=True)
     panel = page.get_by_role("complementary", name="Thread")
     panel.wait_for()
     quote = panel.locator(".thread-quote").inner_text()
@@ -668,15 +676,7 @@ def test_inline_threads_can_be_found_and_reopened(browser, server, user, look):
     answer.filter(has_text="small crabs").wait_for()
     assert page.locator(".threads-btn").count() == 0  # no threads yet, no button
     # a thread from a selection; once it exists its answer says so
-    page.evaluate(
-        """() => {
-          const p = document.querySelector('.msg.assistant .md p');
-          const r = document.createRange(); r.setStart(p.firstChild, 0); r.setEnd(p.firstChild, 9);
-          const s = getSelection(); s.removeAllRanges(); s.addRange(r);
-          p.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
-        }"""
-    )
-    page.locator(".ask-selection").click()
+    ask_about_selection(page, last=False)
     panel = page.get_by_role("complementary", name="Thread")
     panel.wait_for()
     panel.locator("#thread-input").fill("Which anemones?")
