@@ -179,7 +179,6 @@ def more(message, action: str) -> None:
 # ── 5. accounts: login page, logout, password, language ─────────────────────────────────────
 
 
-@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
 def ask_about_selection(page, *, last: bool) -> None:
     """Select the first nine characters of the first (or last) answer's paragraph, as a mouse
     would, and click "Ask about this"."""
@@ -196,6 +195,7 @@ def ask_about_selection(page, *, last: bool) -> None:
     page.locator(".ask-selection").click()
 
 
+@pytest.mark.parametrize("look", LOOKS, ids=LOOK_IDS)
 def test_login_logout_and_back_where_you_were(browser, server, user, look):
     cid = user.conversation("Kept place", ("Where was I?", "Right here."))["id"]
     ctx, page, console = new_page(browser, server.base, look)
