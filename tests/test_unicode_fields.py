@@ -38,10 +38,11 @@ class Field:
     body: dict  # the field to fill is the string "@" (anywhere, also as a dict key)
     field: str  # the OpenAPI path it covers, e.g. "content" or "messages.[].parts.[].text"
     echo: tuple | None = None  # where an accepted value reads back, in the response body
+    stripped: bool = False  # titles and names read back without their surrounding spaces
 
 
-def F(method, url, field, body, echo=None) -> Field:
-    return Field(method, url, body, field, echo)
+def F(method, url, field, body, echo=None, stripped=False) -> Field:
+    return Field(method, url, body, field, echo, stripped)
 
 
 PERSONA = dict.fromkeys(
@@ -68,10 +69,10 @@ FIELDS = [
         "new_password",
         {"current_password": "wrong", "new_password": "@"},
     ),
-    F("POST", "/api/conversations", "title", {"title": "@"}, ("title",)),
+    F("POST", "/api/conversations", "title", {"title": "@"}, ("title",), stripped=True),
     F("POST", "/api/conversations", "workspace_id", {"workspace_id": "@"}),
     F("POST", "/api/projects", "workspace_id", {"name": "P", "workspace_id": "@"}),
-    F("POST", "/api/workspaces", "name", {"name": "@"}, ("name",)),
+    F("POST", "/api/workspaces", "name", {"name": "@"}, ("name",), stripped=True),
     F("PATCH", "/api/workspaces/{wid}", "name", {"name": "@"}),
     F("PATCH", "/api/workspaces/{wid}/members/{uid}", "role", {"role": "@"}),
     *(
@@ -82,7 +83,7 @@ FIELDS = [
     F("POST", "/api/workspace-invites/join", "token", {"token": "@"}),
     *(F("POST", "/api/conversations", f, {f: "@"}) for f in ("agent_id", "model", "project_id")),
     *(F("PATCH", "/api/conversations/{cid}", f, {f: "@"}) for f in ("model", "project_id")),
-    F("PATCH", "/api/conversations/{cid}", "title", {"title": "@"}, ("title",)),
+    F("PATCH", "/api/conversations/{cid}", "title", {"title": "@"}, ("title",), stripped=True),
     F("POST", MSG, "content", {"content": "@", "generate": False}, ("text",)),
     F("POST", MSG, "content", {"content": [{"kind": "text", "text": "@"}], "generate": False}),
     F(
@@ -440,8 +441,9 @@ async def _check(app, a, f: Field, text: str, ids: dict) -> None:
     ):
         return  # a turn's reply (text stream): rendering is checked by the reads below
     out = r.json() if r.content else None
-    if f.echo and out is not None and text:  # accepted text reads back exactly ("" = default)
-        assert _dig(out, f.echo) == text, (f, text, out)
+    want = text.strip() if f.stripped else text
+    if f.echo and out is not None and want:  # accepted text reads back exactly ("" = default)
+        assert _dig(out, f.echo) == want, (f, text, out)
 
 
 async def _reads_render(a, ids: dict) -> None:
