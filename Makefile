@@ -105,10 +105,17 @@ lock: $(TEST_STAMP)
 	$(BIN)/pip-compile -q --strip-extras --no-emit-index-url --no-emit-find-links \
 	  --extra test --extra local --extra otel -o requirements-test.txt pyproject.toml
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist; default: the cores, at most 4), a whole
+# test file to a worker: each worker is its own pytest session with its own PostgreSQL database,
+# SQLite files and server ports, so they never share state. `make test TEST_WORKERS=0` runs it in
+# one process (as plain `pytest` does).
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
+
 test: lint chromium $(NODE_STAMP) ui ui-test
 	@if [ -z "$$CHATMEM_TEST_POSTGRES_URL" ] && pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then \
 	  export CHATMEM_TEST_POSTGRES_URL=postgresql://postgres@127.0.0.1:5432/postgres; fi; \
-	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile \
+	  --durations=15 $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/all.py $(BENCH_ARGS)
