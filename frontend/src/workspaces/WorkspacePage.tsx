@@ -130,8 +130,10 @@ function Members({ ws }: { ws: Workspace }) {
           onClick={async () => {
             try {
               await wsApi.remove(ws.id, me.id);
-              qc.invalidateQueries({ queryKey: wsKeys.all });
               navigate("/");
+              // Only the list of workspaces: the one just left (and its members) would answer
+              // 404 now, so its own queries are left to expire rather than fetched again.
+              qc.invalidateQueries({ queryKey: wsKeys.all, exact: true });
             } catch (e) {
               fail(e);
             }
