@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import os
 import statistics
@@ -242,7 +243,8 @@ async def workers_round(db_url: str, n_workers: int, keys: list[str], clients: i
     """One round: a fresh ``serve --workers N`` and ``clients`` loops of turns for ``seconds``."""
     server = start_server(db_url, 40, args=("--no-worker", "--workers", str(n_workers)))
     first: list[float] = []
-    done = errors = 0
+    done = 0
+    errors: list[str] = []  # what each failed turn was: an HTTP error, a status or a last event
     try:
         limits = httpx.Limits(max_connections=clients + 10, max_keepalive_connections=clients + 10)
         async with httpx.AsyncClient(base_url=server.base, timeout=300, limits=limits) as c:
@@ -251,18 +253,18 @@ async def workers_round(db_url: str, n_workers: int, keys: list[str], clients: i
             until = t0 + seconds
 
             async def loop(i: int) -> None:
-                nonlocal done, errors
+                nonlocal done
                 while time.perf_counter() < until:
                     try:
                         start, _n, last, first_at, _ = await turn(c, f"w{i}", keys[i % len(keys)])
-                    except httpx.HTTPError:
-                        errors += 1
+                    except httpx.HTTPError as e:
+                        errors.append(f"{type(e).__name__}: {e}")
                         continue
                     if last == "done":
                         done += 1
                         first.append((first_at - start) * 1000)
                     else:
-                        errors += 1
+                        errors.append(f"the stream ended with {last!r}")
 
             await asyncio.gather(*(loop(i) for i in range(clients)))
             wall = time.perf_counter() - t0
@@ -278,7 +280,7 @@ async def workers_compare(db_url: str, clients: int, seconds: float, rounds: int
     keys = [create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com") for _ in range(USERS)]
     rate: dict[int, list[float]] = {1: [], 2: []}
     firsts: dict[int, list[float]] = {1: [], 2: []}
-    errs = {1: 0, 2: 0}
+    errs: dict[int, list[str]] = {1: [], 2: []}
     for _ in range(rounds):
         for n in (1, 2):
             r, f, e = await workers_round(db_url, n, keys, clients, seconds)
@@ -290,8 +292,10 @@ async def workers_compare(db_url: str, clients: int, seconds: float, rounds: int
             f"  serve --workers {n}, {clients} clients: {statistics.mean(rate[n]):.1f} turns/s "
             f"(rounds {', '.join(f'{x:.1f}' for x in rate[n])}), first delta p50 "
             f"{statistics.median(firsts[n]):.0f} ms / p95 {pct(firsts[n], 95):.0f} ms, "
-            f"{errs[n]} errors"
+            f"{len(errs[n])} errors"
         )
+        for what, count in collections.Counter(errs[n]).most_common(3):
+            print(f"    {count} × {what}")
     print(
         f"  turns/s ratio 2 workers ÷ 1: {statistics.mean(rate[2]) / statistics.mean(rate[1]):.2f}"
         f" (this machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})"
@@ -329,19 +333,23 @@ async def main() -> None:
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--only", choices=("sqlite", "postgres"), help="one database, not both")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="chatmem-bench-")
     sqlite_url = f"sqlite:///{tmp}/bench.db"
-    print("SQLite:")
-    if args.workers_compare:
-        await workers_compare(sqlite_url, args.clients, args.seconds, args.rounds)
-    else:
-        await overhead(sqlite_url, args.turns)
-        await throughput(sqlite_url, args.tokens)
-        await concurrent(sqlite_url, args.concurrent)
+    if args.only != "postgres":
+        print("SQLite:")
+        if args.workers_compare:
+            await workers_compare(sqlite_url, args.clients, args.seconds, args.rounds)
+        else:
+            await overhead(sqlite_url, args.turns)
+            await throughput(sqlite_url, args.tokens)
+            await concurrent(sqlite_url, args.concurrent)
     admin = os.environ.get("CHATMEM_BENCH_POSTGRES_URL") or os.environ.get(
         "CHATMEM_TEST_POSTGRES_URL"
     )
+    if args.only == "sqlite":
+        return
     if admin:
         name = f"chatmem_bench_{uuid.uuid4().hex[:8]}"
         pg = await pg_database(admin, name)
