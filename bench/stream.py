@@ -324,6 +324,18 @@ async def pg_database(admin_url: str, name: str, drop: bool = False) -> str:
     return u.set(database=name).render_as_string(hide_password=False)
 
 
+async def parts(label: str, db_url: str, args: argparse.Namespace) -> None:
+    """The asked-for parts on one database (the raw throughput, part 2, on SQLite only)."""
+    print(f"{label}:")
+    if args.workers_compare:
+        await workers_compare(db_url, args.clients, args.seconds, args.rounds)
+        return
+    await overhead(db_url, args.turns)
+    if label == "SQLite":
+        await throughput(db_url, args.tokens)
+    await concurrent(db_url, args.concurrent)
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--turns", type=int, default=40)
@@ -338,13 +350,7 @@ async def main() -> None:
     tmp = tempfile.mkdtemp(prefix="chatmem-bench-")
     sqlite_url = f"sqlite:///{tmp}/bench.db"
     if args.only != "postgres":
-        print("SQLite:")
-        if args.workers_compare:
-            await workers_compare(sqlite_url, args.clients, args.seconds, args.rounds)
-        else:
-            await overhead(sqlite_url, args.turns)
-            await throughput(sqlite_url, args.tokens)
-            await concurrent(sqlite_url, args.concurrent)
+        await parts("SQLite", sqlite_url, args)
     admin = os.environ.get("CHATMEM_BENCH_POSTGRES_URL") or os.environ.get(
         "CHATMEM_TEST_POSTGRES_URL"
     )
@@ -354,12 +360,7 @@ async def main() -> None:
         name = f"chatmem_bench_{uuid.uuid4().hex[:8]}"
         pg = await pg_database(admin, name)
         try:
-            print("PostgreSQL:")
-            if args.workers_compare:
-                await workers_compare(pg, args.clients, args.seconds, args.rounds)
-            else:
-                await overhead(pg, args.turns)
-                await concurrent(pg, args.concurrent)
+            await parts("PostgreSQL", pg, args)
         finally:
             await pg_database(admin, name, drop=True)
     else:
