@@ -78,10 +78,9 @@ function Members({ ws }: { ws: Workspace }) {
   const fail = useFail();
   const members = useMembers(ws.id).data?.items ?? [];
   const mine = RANK[ws.role];
-  const refresh = () => {
-    qc.invalidateQueries({ queryKey: wsKeys.members(ws.id) });
-    qc.invalidateQueries({ queryKey: wsKeys.all });
-  };
+  // ["workspaces", …] holds the list, this workspace and its members: one prefix refetches all
+  // three (invalidating the members first as well sent their request twice).
+  const refresh = () => qc.invalidateQueries({ queryKey: wsKeys.all });
   const act = async (f: () => Promise<unknown>) => {
     try {
       await f();
