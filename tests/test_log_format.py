@@ -55,6 +55,9 @@ RECORDS = [
     lambda: record("shadowing", event="e", level="l", logger="g", request_id="r", msg2="x"),
     lambda: record("meta keys", _record="r", _from_structlog=True),
     lambda: record("custom level", level=5),
+    lambda: record(
+        "Uvicorn running on %s", ("x",), name="uvicorn.error", color_message="\x1b[1m%s"
+    ),
     lambda: record("debug", level=logging.DEBUG, name="sqlalchemy.engine"),
     exc_record,
 ]
@@ -111,3 +114,14 @@ def test_a_json_formatter_of_another_chain_runs_its_processors():
         ],
     )
     assert fmt.format(record("x")) == '{"event": "x", "level": "info"}'
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_uvicorns_coloured_copy_of_its_message_is_not_a_field(fmt):
+    """uvicorn logs its message template a second time, with ANSI colour codes, as
+    ``color_message`` (for its own console formatter): neither format carries it."""
+    line = logs.formatter(fmt).format(
+        record("Uvicorn running on %s", ("x",), name="uvicorn.error", color_message="\x1b[1m%s")
+    )
+    assert "Uvicorn running on x" in line
+    assert "color_message" not in line and "\x1b" not in line and "\\u001b" not in line
