@@ -25,7 +25,7 @@ QUICK: dict[str, list[str]] = {
     "tree.py": ["--depth", "2000"],
     "scale.py": ["--sizes", "10000,100000", "--reps", "5"],
     "fork_open.py": ["--reps", "5"],
-    "turn_cost.py": ["--turns", "20"],
+    "turn_cost.py": ["--turns", "120"],  # fewer turns give a figure dominated by warm-up
     "stream.py": ["--turns", "20", "--tokens", "2000", "--concurrent", "32"],
     "context.py": [],
     "memory.py": [],

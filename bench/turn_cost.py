@@ -87,13 +87,15 @@ def _server(
     raise TimeoutError("counted server did not start")
 
 
-async def _turns(c: httpx.AsyncClient, n: int) -> dict:
-    """Counter deltas of ``n`` sequential demo turns on the server behind ``c``."""
+async def _turns(c: httpx.AsyncClient, n: int, settle: bool = True) -> dict:
+    """Counter deltas of ``n`` sequential demo turns on the server behind ``c``; ``settle``
+    waits for the last turn's closing writes (else they land in the next call's deltas)."""
     before = (await c.get("/__bench/stats")).json()
     for _ in range(n):
         *_, last, _first, _end = await turn(c)
         assert last == "done", last
-    await asyncio.sleep(0.5)  # the last turn's closing writes
+    if settle:  # an idle half second: the background services' CPU lands in the deltas too
+        await asyncio.sleep(0.5)
     after = (await c.get("/__bench/stats")).json()
     fields = ("statements", "transactions", "round_trips", "cpu_s")
     return {k: after.get(k, 0) - before.get(k, 0) for k in fields}
@@ -125,7 +127,7 @@ async def measure(db_url: str, turns: int, tokens: int, opts: argparse.Namespace
             total = dict.fromkeys(("statements", "transactions", "round_trips", "cpu_s"), 0.0)
             for r in range(rounds):  # the turns in rounds: the spread says how noisy the box is
                 k = turns // rounds + (r < turns % rounds)
-                d = await _turns(c, k)
+                d = await _turns(c, k, settle=r == rounds - 1)
                 per_round.append(d["cpu_s"] * 1000 / k)
                 total = {f: total[f] + d[f] for f in total}
             after = (await c.get("/__bench/stats", params={"detail": True})).json()
