@@ -88,6 +88,19 @@ async def test_dedupe_key_collapses_while_queued(rt):
     assert await put(rt.db, "test.ok", {"tag": "d"}, dedupe_key="k1")
 
 
+async def test_the_idle_probe_sees_only_due_jobs_of_the_workers_kinds(rt):
+    """``claim``'s first read (one statement built once, ``kinds`` bound as a list) finds a job
+    only when one of the asked kinds is due: a later job or another kind leaves it idle."""
+    later = await put(rt.db, "test.ok", {"tag": "later"}, delay_ms=3_600_000)
+    other = await put(rt.db, "test.flaky", {"tag": "other"})
+    assert await wk.claim(rt.db, "w", visibility_ms=60_000, kinds=["test.ok"]) is None
+    assert await wk.claim(rt.db, "w", visibility_ms=60_000, kinds=[]) is None
+    job = await wk.claim(rt.db, "w", visibility_ms=60_000, kinds=["test.ok", "test.flaky"])
+    assert job["id"] == other
+    assert await wk.claim(rt.db, "w", visibility_ms=60_000) is None  # ``later`` is not due
+    assert later and [r["status"] for r in await job_rows(rt.db)].count("queued") == 1
+
+
 async def test_concurrent_enqueues_of_one_key_leave_one_job(db_url, rt):
     other = Database(db_url)
     try:

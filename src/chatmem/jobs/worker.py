@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -31,11 +32,11 @@ import traceback
 import uuid
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, bindparam, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from ..db import hot, singleton
 from ..db import schema as t
-from ..db import singleton
 from ..db.clock import now_ms
 from ..errors import Conflict, NotFound
 from ..runtime import Runtime
@@ -56,7 +57,7 @@ def backoff_ms(attempts: int, base_s: float, cap_s: float) -> int:
     return int(min(cap_s, base_s * (2 ** max(attempts - 1, 0))) * 1000)
 
 
-def _due(now: int, kinds: list[str] | None) -> list:
+def _due(now: Any, kinds: Any) -> list:
     due = or_(
         and_(J.status == "queued", J.run_after <= now),
         and_(J.status == "running", J.locked_until < now, J.attempts < J.max_attempts),
@@ -64,13 +65,22 @@ def _due(now: int, kinds: list[str] | None) -> list:
     return [due] if kinds is None else [due, J.kind.in_(kinds)]
 
 
+@functools.cache
+def _any_due(filtered: bool):
+    """Is a job due? The idle poll's read, built once (a poll every ``job_poll_interval_s`` in
+    every process: building and keying the statement anew cost more than running it)."""
+    kinds = bindparam("kinds", expanding=True) if filtered else None
+    return select(J.id).where(*_due(bindparam("now", type_=J.run_after.type), kinds)).limit(1)
+
+
 async def claim(
     db, worker_id: str, *, visibility_ms: int, kinds: list[str] | None = None
 ) -> dict | None:
     """Atomically take the next runnable job (queued and due, or running with an expired lock)."""
     # A plain read first: idle polling must not take SQLite's single write lock.
+    probe = {"now": now_ms(), **({} if kinds is None else {"kinds": list(kinds)})}
     async with db.read() as c:
-        if (await c.execute(select(J.id).where(*_due(now_ms(), kinds)).limit(1))).first() is None:
+        if (await hot.execute(c, _any_due(kinds is not None), probe)).first() is None:
             return None
     async with db.write() as c:
         now = now_ms()
