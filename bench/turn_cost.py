@@ -15,7 +15,7 @@ to the total, which the per-turn figure includes.)
 
 The measured turns run in ``--rounds`` rounds (6) and the per-round CPU is printed beside the
 mean — its median and range: on a shared box a background blip lands in one round, and the
-spread shows how far one short run can be trusted (120 turns gave 4.4–7.6 ms from run to run on
+spread shows how far one short run can be trusted (120 turns gave 4.4–8.9 ms from run to run on
 one session's box).
 
 ``--baseline SRC`` (a ``src`` folder of another checkout, e.g. ``git archive main src``) serves
