@@ -77,9 +77,10 @@ async def claim(
     db, worker_id: str, *, visibility_ms: int, kinds: list[str] | None = None
 ) -> dict | None:
     """Atomically take the next runnable job (queued and due, or running with an expired lock)."""
-    # A plain read first: idle polling must not take SQLite's single write lock.
+    # A plain read first: idle polling must not take SQLite's single write lock (one statement,
+    # no transaction around it: on PostgreSQL, no BEGIN and COMMIT round trips either).
     probe = {"now": now_ms(), **({} if kinds is None else {"kinds": list(kinds)})}
-    async with db.read() as c:
+    async with db.read_once() as c:
         if (await hot.execute(c, _any_due(kinds is not None), probe)).first() is None:
             return None
     async with db.write() as c:
