@@ -788,3 +788,34 @@ async def test_a_turns_rows_get_the_jump_pointers_of_one_by_one_inserts(db_url):
         assert [(r["jump_id"], r["jump_depth"]) for r in stored] == [
             (r["jump_id"], r["jump_depth"]) for r in expected
         ]
+
+
+async def test_an_idle_flusher_sleeps_until_it_is_poked(db_url):
+    """With no turn running nothing can be pending: the flusher waits for the first event's
+    poke, not for its ``flush_interval_ms`` timer (an idle process woke four times a second to
+    find nothing); a poke still wakes it at once, and turns stream as before."""
+    async with (
+        running_app(db_url, run_worker=False) as application,
+        client_for(application) as c,
+    ):
+        flusher = application.state.runtime.generation.flusher
+        calls: list[int] = []
+        flush_all = flusher.flush_all
+
+        async def counted() -> int:
+            calls.append(len(application.state.runtime.generation.runners))
+            return await flush_all()
+
+        flusher.flush_all = counted
+        await asyncio.sleep(1.0)  # four idle timeouts of 250 ms
+        assert calls == []
+        flusher.poke()
+
+        async def flushed() -> bool:
+            return bool(calls)
+
+        await until(flushed)
+        cid = await new_conv(c)
+        r = await c.post(f"/api/conversations/{cid}/messages", json={"content": "hi"})
+        events = await stream(c, cid, r.json()["assistant_message_id"])
+        assert events[-1]["type"] == "done" and "hi" in deltas(events)

@@ -73,8 +73,11 @@ class Flusher:
 
     async def _loop(self) -> None:
         while not self._stopping.is_set():
+            # no turn running: nothing can be pending, so sleep until a first event pokes it (an
+            # idle process no longer wakes four times a second for nothing)
+            idle_s = self.idle_s if self.state.runners else None
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.idle_s):  # a timer, not a task per wait
+                async with asyncio.timeout(idle_s):  # a timer, not a task per wait
                     await self._wake.wait()
             if self._stopping.is_set():
                 return
