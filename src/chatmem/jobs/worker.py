@@ -69,7 +69,7 @@ def _due(now: Any, kinds: Any) -> list:
 def _any_due(filtered: bool):
     """Is a job due? The idle poll's read, built once (a poll every ``job_poll_interval_s`` in
     every process: building and keying the statement anew cost more than running it)."""
-    kinds = bindparam("kinds", expanding=True) if filtered else None
+    kinds: Any = bindparam("kinds", expanding=True) if filtered else None
     return select(J.id).where(*_due(bindparam("now", type_=J.run_after.type), kinds)).limit(1)
 
 
