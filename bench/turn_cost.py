@@ -87,6 +87,10 @@ def _server(
     raise TimeoutError("counted server did not start")
 
 
+#: the counters ``/__bench/stats`` keeps that a turn is measured by
+FIELDS = ("statements", "transactions", "round_trips", "cpu_s")
+
+
 async def _turns(c: httpx.AsyncClient, n: int, settle: bool = True) -> dict:
     """Counter deltas of ``n`` sequential demo turns on the server behind ``c``; ``settle``
     waits for the last turn's closing writes (else they land in the next call's deltas)."""
@@ -97,8 +101,7 @@ async def _turns(c: httpx.AsyncClient, n: int, settle: bool = True) -> dict:
     if settle:  # an idle half second: the background services' CPU lands in the deltas too
         await asyncio.sleep(0.5)
     after = (await c.get("/__bench/stats")).json()
-    fields = ("statements", "transactions", "round_trips", "cpu_s")
-    return {k: after.get(k, 0) - before.get(k, 0) for k in fields}
+    return {k: after.get(k, 0) - before.get(k, 0) for k in FIELDS}
 
 
 def _per_turn(total: dict, turns: int) -> dict:
@@ -124,7 +127,7 @@ async def measure(db_url: str, turns: int, tokens: int, opts: argparse.Namespace
                 await turn(c)
             await c.post("/__bench/reset")
             rounds, per_round = max(1, min(opts.rounds, turns)), []
-            total = dict.fromkeys(("statements", "transactions", "round_trips", "cpu_s"), 0.0)
+            total = dict.fromkeys(FIELDS, 0.0)
             for r in range(rounds):  # the turns in rounds: the spread says how noisy the box is
                 k = turns // rounds + (r < turns % rounds)
                 d = await _turns(c, k, settle=r == rounds - 1)
@@ -148,8 +151,7 @@ async def compare(db_url: str, turns: int, tokens: int, opts: argparse.Namespace
     key = create_user(db_url, f"bench-{uuid.uuid4().hex[:6]}@example.com")
     servers = {"new": _server(db_url, tokens, {}), "baseline": None}
     servers["baseline"] = _server(db_url, tokens, {}, opts.baseline)
-    fields = ("statements", "transactions", "round_trips", "cpu_s")
-    totals = {name: dict.fromkeys(fields, 0.0) for name in servers}
+    totals = {name: dict.fromkeys(FIELDS, 0.0) for name in servers}
     per_round: dict[str, list[float]] = {name: [] for name in servers}
     rounds = max(1, opts.rounds)
     k = max(1, turns // rounds)
