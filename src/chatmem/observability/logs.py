@@ -105,10 +105,10 @@ class JsonFormatter(structlog.stdlib.ProcessorFormatter):
     dictionary operations each processor does, in their order (the context's ``structlog_``
     variables, level, logger name, the record's extra fields but ``DROPPED_EXTRAS``, the
     timestamp, the meta keys removed, ``event`` renamed ``msg``) and one prebuilt
-    ``JSONEncoder(default=str)``, which
-    is what ``json.dumps(..., default=str)`` builds per call — without nine processor calls
-    and an encoder per line (~10 → ~7 µs a line in a loop, the request and turn lines three
-    times a turn). A bound ``exc_info`` variable leaves the inline path for the processors.
+    ``JSONEncoder(default=str)``, which is what ``json.dumps(..., default=str)`` builds per
+    call — without nine processor calls and an encoder per line (~10 → ~7 µs a line in a loop,
+    the request and turn lines three times a turn). A bound ``exc_info`` variable leaves the
+    inline path for the processors.
     """
 
     _stamp: Any = None
