@@ -65,6 +65,7 @@ from tests.servers import Server, create_user  # noqa: E402
 
 from chatmem.db.fulltext import cjk_terms  # noqa: E402
 from chatmem.db.migrate import upgrade  # noqa: E402
+from lean import LeanClient  # noqa: E402
 from pgtemp import temp_database  # noqa: E402
 
 SCRATCH = (
@@ -182,51 +183,6 @@ class RawPostgres:
 
     async def close(self) -> None:
         await self.conn.close()
-
-
-class LeanClient:
-    """A minimal keep-alive HTTP/1.1 client: one connection, JSON bodies, ``Content-Length``
-    responses (what chatmem answers a non-streaming request with)."""
-
-    def __init__(self, host: str, port: int, headers: dict[str, str]) -> None:
-        self.host, self.port = host, port
-        self.head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    async def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
-        data = json.dumps(body).encode() if body is not None else b""
-        extra = f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n" if data else ""
-        raw = (
-            f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{self.head}{extra}\r\n"
-        ).encode() + data
-        for attempt in (1, 2):  # the server may have closed an idle keep-alive connection
-            if self.writer is None:
-                self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-            try:
-                return await self._exchange(raw)
-            except (asyncio.IncompleteReadError, ConnectionError):
-                await self.close()
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
-
-    async def _exchange(self, raw: bytes) -> tuple[int, bytes]:
-        assert self.reader is not None and self.writer is not None
-        self.writer.write(raw)
-        head = await self.reader.readuntil(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        status = int(lines[0].split(" ", 2)[1])
-        fields = dict(line.lower().split(": ", 1) for line in lines[1:] if ": " in line)
-        body = await self.reader.readexactly(int(fields["content-length"]))
-        if fields.get("connection") == "close":
-            await self.close()
-        return status, body
-
-    async def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
 
 
 async def _timed(into: list[float], call) -> None:
