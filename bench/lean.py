@@ -15,6 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+
+STREAM = "Accept: text/event-stream\r\n"
+
+
+class LeanError(Exception):
+    """The server answered a turn with an error status (the message says which)."""
+
+
+#: what a failed lean exchange raises: the server refused, or the connection broke
+ERRORS = (LeanError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError)
 
 
 class LeanClient:
@@ -63,31 +74,35 @@ class LeanClient:
             await self.close()
         return status, body
 
-    async def turn(self, content: str = "benchmark") -> str | None:
+    async def turn(self, content: str = "benchmark") -> tuple[float, str | None, float | None]:
         """One demo turn in a new conversation, as ``stream.turn`` runs it with httpx: POST
-        /api/conversations, then POST …/messages read as an event stream to its end. Returns the
-        stream's last event type (``done`` for a turn that finished)."""
+        /api/conversations, then POST …/messages read as an event stream to its end. Returns
+        (when the message was sent, the stream's last event type — ``done`` for a turn that
+        finished —, when the first ``text_delta`` arrived or None), ``time.perf_counter`` times.
+        A refused turn raises ``LeanError`` with its status and body."""
         status, made = await self.request("POST", "/api/conversations", {})
-        assert status == 201, (status, made[:200])
+        if status != 201:
+            raise LeanError(f"http {status}: {made[:200]!r}")
         cid = json.loads(made)["id"]
         assert self.reader is not None and self.writer is not None  # (request connected)
         path = f"/api/conversations/{cid}/messages"
+        t0 = time.perf_counter()
         self.writer.write(self._raw("POST", path, {"content": content}, STREAM))
         status, fields = await self._head()
         if fields.get("transfer-encoding") != "chunked":  # an error answer: its JSON body
             body = await self.reader.readexactly(int(fields.get("content-length", 0)))
-            raise AssertionError(f"http {status}: {body[:200]!r}")
-        chunks = []
+            raise LeanError(f"http {status}: {body[:200]!r}")
+        chunks, first = [], None
         while size := int((await self.reader.readuntil(b"\r\n"))[:-2], 16):
             chunks.append((await self.reader.readexactly(size + 2))[:-2])
+            if first is None and b"event: text_delta" in chunks[-1]:
+                first = time.perf_counter()
         await self.reader.readexactly(2)  # the last chunk's CRLF
         events = b"".join(chunks).split(b"\nevent: ")
-        return events[-1].split(b"\n", 1)[0].decode() if len(events) > 1 else None
+        last = events[-1].split(b"\n", 1)[0].decode() if len(events) > 1 else None
+        return t0, last, first
 
     async def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
             self.writer = None
-
-
-STREAM = "Accept: text/event-stream\r\n"

@@ -10,7 +10,10 @@ Prints (ratios and distributions, never pass/fail):
    carry every token;
 4. every core (``--workers-compare``): ``chatmem serve --workers 1`` vs ``--workers 2`` under 32
    clients turning in a loop (10 users), rounds interleaved (1, 2, 1, 2, …) so load drift hits
-   both — turns/s and first-delta p50/p95 per worker count, and the turns/s ratio.
+   both — turns/s and first-delta p50/p95 per worker count, and the turns/s ratio. The clients
+   are ``bench/lean.py``'s (one keep-alive connection each): with httpx the load generator
+   itself took ~0.5 of this box's two cores at ~140 turns/s, which the workers were measured
+   against.
 
 Usage: ``.venv/bin/python bench/stream.py [--turns 40] [--tokens 20000] [--concurrent 100]
 [--workers-compare [--clients 32 --seconds 20 --rounds 2]] [--only sqlite|postgres]``. A failed
@@ -38,7 +41,11 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 from tests.servers import CHATMEM, Server, chatmem_env, create_user  # noqa: E402
+
+from lean import ERRORS as lean_errors  # noqa: E402
+from lean import LeanClient  # noqa: E402
 
 BARE_APP = """
 import asyncio, json, sys
@@ -247,35 +254,43 @@ async def concurrent(db_url: str, n: int, tokens: int = 200) -> None:
 
 
 async def workers_round(db_url: str, n_workers: int, keys: list[str], clients: int, seconds: float):
-    """One round: a fresh ``serve --workers N`` and ``clients`` loops of turns for ``seconds``."""
+    """One round: a fresh ``serve --workers N`` and ``clients`` loops of turns for ``seconds``,
+    each loop on its own keep-alive connection with ``bench/lean.py``'s client: httpx would cost
+    the load generator ~4 ms of CPU a turn on the cores the workers are measured on."""
     server = start_server(db_url, 40, args=("--no-worker", "--workers", str(n_workers)))
     first: list[float] = []
     done = 0
-    errors: list[str] = []  # what each failed turn was: an HTTP error, a status or a last event
+    errors: list[str] = []  # what each failed turn was: an error, a status or a last event
+    leans = [
+        LeanClient("127.0.0.1", server.port, {"Authorization": f"Bearer {keys[i % len(keys)]}"})
+        for i in range(clients)
+    ]
     try:
-        limits = httpx.Limits(max_connections=clients + 10, max_keepalive_connections=clients + 10)
-        async with httpx.AsyncClient(base_url=server.base, timeout=300, limits=limits) as c:
-            await turn(c, "warm-up", keys[0])
-            t0 = time.perf_counter()
-            until = t0 + seconds
+        await leans[0].turn("warm-up")
+        t0 = time.perf_counter()
+        until = t0 + seconds
 
-            async def loop(i: int) -> None:
-                nonlocal done
-                while time.perf_counter() < until:
-                    try:
-                        start, _n, last, first_at, _ = await turn(c, f"w{i}", keys[i % len(keys)])
-                    except httpx.HTTPError as e:
-                        errors.append(f"{type(e).__name__}: {e}")
-                        continue
-                    if last == "done":
-                        done += 1
-                        first.append((first_at - start) * 1000)
-                    else:
-                        errors.append(f"the stream ended with {last!r}")
+        async def loop(i: int) -> None:
+            nonlocal done
+            lean = leans[i]
+            while time.perf_counter() < until:
+                try:
+                    start, last, first_at = await lean.turn(f"w{i}")
+                except lean_errors as e:
+                    errors.append(f"{type(e).__name__}: {e}")
+                    await lean.close()  # a new connection for the next turn
+                    continue
+                if last == "done" and first_at is not None:
+                    done += 1
+                    first.append((first_at - start) * 1000)
+                else:
+                    errors.append(f"the stream ended with {last!r}")
 
-            await asyncio.gather(*(loop(i) for i in range(clients)))
-            wall = time.perf_counter() - t0
+        await asyncio.gather(*(loop(i) for i in range(clients)))
+        wall = time.perf_counter() - t0
     finally:
+        for lean in leans:
+            await lean.close()
         server.stop()
     return done / wall, first, errors
 

@@ -135,7 +135,7 @@ class _Side:
 
     async def turn(self) -> str | None:
         if self.lean is not None:
-            return await self.lean.turn()
+            return (await self.lean.turn())[1]
         *_, last, _first, _end = await turn(self.stats)
         return last
 
