@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 import pytest
-from sqlalchemy import func, insert, select
+from sqlalchemy import event, func, insert, select, update
 
 from chatmem.app import create_app
 from chatmem.auth import service as auth_service
@@ -819,3 +819,79 @@ async def test_an_idle_flusher_sleeps_until_it_is_poked(db_url):
         r = await c.post(f"/api/conversations/{cid}/messages", json={"content": "hi"})
         events = await stream(c, cid, r.json()["assistant_message_id"])
         assert events[-1]["type"] == "done" and "hi" in deltas(events)
+
+
+async def test_one_flush_tells_each_running_turn_whether_its_row_still_streams(db_url):
+    """A flush of turns whose rows get no new blocks holds them all in one statement
+    (``store.hold_streaming``, a statement per turn before): a turn whose row was ended elsewhere
+    meanwhile (swept by another replica) is stopped as lost and its new events are not written;
+    the other turns' events are, and those turns go on to ``done``."""
+    # a long flush_interval: the rows' partial blocks were written by the first flush, so the
+    # next one rewrites none and takes the one-statement path for all three turns
+    async with (
+        running_app(db_url, run_worker=False, flush_interval_ms=5000) as application,
+        client_for(application) as c,
+    ):
+        rt = application.state.runtime
+        g = rt.generation
+        turns = []
+        for _ in range(3):
+            cid = await new_conv(c)
+            r = await c.post(
+                f"/api/conversations/{cid}/messages", json={"content": "hi", "model": "slow"}
+            )
+            turns.append((cid, r.json()["assistant_message_id"]))
+        runners = {mid: g.runners[mid] for _, mid in turns}
+
+        async def waiting_at_the_gate() -> bool:  # "first" streamed and stored
+            return all(r.text and not r.live.pending() for r in runners.values())
+
+        await until(waiting_at_the_gate)
+        swept = turns[0][1]
+        async with rt.db.write() as cx:
+            await cx.execute(
+                update(t.messages)
+                .where(t.messages.c.id == swept)
+                .values(status="error", error="generation_interrupted")
+            )
+        touches: list[str] = []
+
+        def seen(_conn, _cursor, statement, *_args) -> None:
+            if statement.startswith("UPDATE messages SET status=messages.status"):
+                touches.append(statement)
+
+        event.listen(rt.db.engine.sync_engine, "before_cursor_execute", seen)
+        for runner in runners.values():
+            runner.live.add_text("text_delta", " more")  # pokes the flusher
+
+        async def flushed() -> bool:
+            return all(
+                not r.live.pending()
+                for r in runners.values()
+                if r.spec.assistant_message_id != swept
+            )
+
+        await until(flushed)
+        event.remove(rt.db.engine.sync_engine, "before_cursor_execute", seen)
+        assert len(touches) == 1  # the three rows in one statement
+        assert runners[swept].stop_cause == "lost"
+        assert [runners[mid].stop_cause for _, mid in turns[1:]] == [None, None]
+        async with rt.db.read() as cx:
+            stored = (
+                (
+                    await cx.execute(
+                        select(t.stream_events.c.message_id).where(
+                            t.stream_events.c.data["text"].as_string() == " more"
+                        )
+                    )
+                )
+                .scalars()
+                .all()
+            )
+        assert sorted(stored) == sorted(mid for _, mid in turns[1:])
+        application.state.gated.gate.set()
+        for cid, mid in turns[1:]:
+            events = await stream(c, cid, mid)
+            assert events[-1]["type"] == "done" and deltas(events) == "first more second"
+        msg = (await c.get(f"/api/conversations/{turns[0][0]}/messages/{swept}")).json()
+        assert msg["status"] == "error" and msg["error"] == "generation_interrupted"

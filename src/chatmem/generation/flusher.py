@@ -124,10 +124,17 @@ class Flusher:
         async def write() -> list:
             lost, rows = [], []
             async with self.db.write() as c:
+                # the rows without new blocks: one no-op write of them all says which still stream
+                touched = [r.spec.assistant_message_id for r, _, b in batch if b is None]
+                streaming = await store.hold_streaming(c, touched)
                 for runner, pending, blocks in batch:
                     mid = runner.spec.assistant_message_id
-                    # blocks None: a no-op write that still tells whether the row is streaming
-                    if not await store.flush_streaming(c, mid, blocks):  # swept or ended elsewhere
+                    ok = (
+                        mid in streaming
+                        if blocks is None
+                        else await store.write_partial(c, mid, blocks)
+                    )
+                    if not ok:  # swept or ended elsewhere
                         lost.append(runner)
                         continue
                     rows += ev.event_rows(mid, pending, now)

@@ -174,15 +174,33 @@ async def reopen_interrupted(c: AsyncConnection, mid: str) -> bool:
     return bool(res.rowcount)
 
 
-async def flush_streaming(c: AsyncConnection, mid: str, blocks: list[dict] | None) -> bool:
-    """Write a live turn's partial blocks (or, with None, a no-op write that still tells whether
-    the row is streaming); False when the row is no longer streaming (swept or ended elsewhere)."""
-    q = update(t.messages).where(M.id == mid, M.status == "streaming")
-    if blocks is not None:
-        q = q.values(blocks=blocks, search_text=blk.visible_text(blocks))
-    else:
-        q = q.values(status=M.status)
-    return bool((await c.execute(q)).rowcount)
+async def hold_streaming(c: AsyncConnection, ids: list[str]) -> set[str]:
+    """Which of ``ids`` are still streaming (the others were swept or ended elsewhere): one
+    no-op write of all their rows, which on PostgreSQL also holds them — a sweeper ending one
+    waits for the flush's commit, so the events the flush writes precede its end. One
+    statement per flush, whatever the number of running turns (a statement per turn before)."""
+    if not ids:
+        return set()
+    return set((await hot.execute(c, _TOUCH_STREAMING, {"b_ids": ids})).scalars())
+
+
+async def write_partial(c: AsyncConnection, mid: str, blocks: list[dict]) -> bool:
+    """Write a live turn's partial blocks (and their ``search_text``); False when the row is no
+    longer streaming (swept or ended elsewhere)."""
+    params = {"b_mid": mid, "blocks": blocks, "search_text": blk.visible_text(blocks)}
+    return (await hot.execute(c, _WRITE_PARTIAL, params)).first() is not None
+
+
+#: ``hold_streaming``'s and ``write_partial``'s statements, built once
+_TOUCH_STREAMING = (
+    update(t.messages)
+    .where(M.id.in_(bindparam("b_ids", expanding=True)), M.status == STREAMING)
+    .values(status=M.status)
+    .returning(M.id)
+)
+_WRITE_PARTIAL = (
+    update(t.messages).where(M.id == bindparam("b_mid"), M.status == STREAMING).returning(M.id)
+)
 
 
 # ── the turn cap, the sweeper ────────────────────────────────────────────────────────────────────
