@@ -83,7 +83,12 @@ async def open_turn(
     row = (await hot.execute(c, q, params)).first()
     if row is None:
         return None
-    m = row._mapping
-    conv = {k[2:]: v for k, v in m.items() if k.startswith("c_")}
-    msg = {k[2:]: v for k, v in m.items() if k.startswith("m_")}
-    return Columns(conv), Columns(msg)
+    values = tuple(row)  # by position: a name lookup per column was ~1 % of a turn's CPU
+    n = len(_CONV_KEYS)
+    conv = dict(zip(_CONV_KEYS, values[:n], strict=True))
+    return Columns(conv), Columns(dict(zip(_MSG_KEYS, values[n:], strict=True)))
+
+
+#: ``open_statement``'s row in order: the conversation's columns, then the message's
+_CONV_KEYS = tuple(c.key for c in t.conversations.c)
+_MSG_KEYS = tuple(c.key for c in t.messages.c)
