@@ -6,7 +6,7 @@ conversation whose active path is 10,000 messages deep with a side branch near i
 near its leaf). Then, interleaved one-for-one across the sizes (so every size sees the same
 machine load), it times:
 
-  sweep      the sweeper's orphan query (generation/store.orphans_query)   ratio 1M ÷ 10k ≤ 2
+  sweep      the sweeper's orphan query (generation/store.orphans)         ratio 1M ÷ 10k ≤ 2
   prune      one pruning batch of PRUNE_BATCH rows, read + its write transaction; the longest
              write transaction is what blocks SQLite's writers                 ratio ≤ 2
   switch     switch_leaf to a message near the root vs near the leaf of the 10,000-deep path
@@ -55,7 +55,7 @@ from chatmem.db.engine import Database
 from chatmem.db.ids import new_id
 from chatmem.db.migrate import upgrade
 from chatmem.generation import events as ev
-from chatmem.generation.store import orphans_query
+from chatmem.generation.store import orphans
 from chatmem.generation.sweeper import PRUNE_BATCH
 from pgtemp import temp_database
 
@@ -248,8 +248,8 @@ async def _forks_deleted(db: Database, p: Principal, cid: str, o: dict, i: int) 
 
 
 async def _sweep(db: Database) -> None:
-    async with db.read() as c:
-        rows = (await c.execute(orphans_query(now_ms()))).all()
+    async with db.read_once() as c:  # as the sweeper reads it (sweeper.Sweeper.sweep_once)
+        rows = await orphans(c, now_ms())
     assert len(rows) == 5, rows
 
 

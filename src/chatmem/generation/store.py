@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import functools
 from types import SimpleNamespace
-from typing import Literal
+from typing import Any, Literal
 
 from sqlalchemy import (
+    BigInteger,
     ColumnClause,
     String,
     and_,
@@ -296,7 +297,7 @@ def _turn_conversation_statement(pg: bool, parent: ParentOf = None):
 _JUMP = ("jump_id", "jump_depth")
 
 
-def _live_lease(now: int):
+def _live_lease(now: Any):
     """A lease of this row's turn that has not expired (a primary-key range of its conversation)."""
     return exists(
         select(L.owner_token).where(
@@ -307,8 +308,9 @@ def _live_lease(now: int):
     )
 
 
-def orphans_query(now: int, limit: int = 200):
-    """Streaming rows without a live lease, oldest first (``idx_messages_streaming``)."""
+def orphans_query(now: Any, limit: int = 200):
+    """Streaming rows without a live lease at ``now`` (a time, or a bound parameter), oldest
+    first (``idx_messages_streaming``)."""
     return (
         select(M.id)
         .where(and_(M.status == STREAMING, ~_live_lease(now)))
@@ -318,7 +320,12 @@ def orphans_query(now: int, limit: int = 200):
 
 
 async def orphans(c: AsyncConnection, now: int) -> list:
-    return list((await c.execute(orphans_query(now))).all())
+    """``orphans_query``'s rows: one statement, built once (a sweep in every process every few
+    seconds built and compiled it anew)."""
+    return list((await hot.execute(c, _ORPHANS, {"b_now": now})).all())
+
+
+_ORPHANS = orphans_query(bindparam("b_now", type_=BigInteger))
 
 
 async def lease_token_of(c: AsyncConnection, mid: str) -> str | None:

@@ -89,7 +89,7 @@ class Sweeper:
         rt = self.rt
         now = now_ms()
         mine = rt.generation.runners
-        async with rt.db.read() as c:
+        async with rt.db.read_once() as c:  # one statement: no transaction around it
             rows = await store.orphans(c, now)
         candidates = [r.id for r in rows if r.id not in mine]
         ended = []
