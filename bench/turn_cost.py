@@ -145,13 +145,17 @@ class _Side:
         await self.stats.aclose()
 
 
-async def _rounds(sides: dict[str, _Side], turns: int, rounds: int) -> dict:
-    """``turns`` measured turns per side, in ``rounds`` rounds each, the sides alternating round
-    by round (the order flips every round, so load drift hits them alike), after three warm-up
-    turns each. Returns {side: {per-turn figures…, "rounds": CPU ms per turn of each round}}."""
+async def _warm(sides: dict[str, _Side]) -> None:
+    """Three unmeasured turns per side (first requests, first statements' plans)."""
     for side in sides.values():
         for _ in range(3):
             await side.turn()
+
+
+async def _rounds(sides: dict[str, _Side], turns: int, rounds: int) -> dict:
+    """``turns`` measured turns per side, in ``rounds`` rounds each, the sides alternating round
+    by round (the order flips every round, so load drift hits them alike). Returns
+    {side: {per-turn figures…, "rounds": CPU ms per turn of each round}}."""
     names = list(sides)
     totals = {name: dict.fromkeys(FIELDS, 0.0) for name in names}
     per_round: dict[str, list[float]] = {name: [] for name in names}
@@ -176,6 +180,7 @@ async def measure(db_url: str, turns: int, tokens: int, opts: argparse.Namespace
     sides = {name: _Side(base, key, lean=name == "lean") for name in CLIENTS}
     try:
         stats = sides["httpx"].stats
+        await _warm(sides)
         await stats.post("/__bench/reset")  # the statement tally counts from here
         clients = await _rounds(sides, turns, opts.rounds)
         after = (await stats.get("/__bench/stats", params={"detail": True})).json()
@@ -203,6 +208,7 @@ async def compare(db_url: str, turns: int, tokens: int, opts: argparse.Namespace
     servers["baseline"] = _server(db_url, tokens, {}, opts.baseline)
     sides = {name: _Side(base, key, lean=True) for name, (_proc, base) in servers.items()}
     try:
+        await _warm(sides)
         return await _rounds(sides, turns, opts.rounds)
     finally:
         for side in sides.values():
