@@ -18,6 +18,7 @@ from chatmem.db import hot
 from chatmem.db import schema as t
 from chatmem.db.engine import Database
 from chatmem.generation import events, leases
+from chatmem.generation import store as generation
 from chatmem.jobs import queue
 from chatmem.memory.store import fulltext
 
@@ -79,8 +80,11 @@ async def _conversation(db, monkeypatch, plain: bool):
         )
         await events.insert_events(c, f"{cid}a", [{"seq": 1, "type": "text_delta", "data": DOC}])
         await events.insert_events(c, f"{cid}a", [{"seq": 1, "type": "text_delta", "data": {}}])
+        partial = await generation.write_partial(c, f"{cid}a", [{"kind": "text", "text": "pärt"}])
+        held = await generation.hold_streaming(c, [f"{cid}a", f"{cid}q"])  # (q: not streaming)
         page = await context.path_page_rows(c, cid, f"{cid}a", 10)
         taken = await leases.acquire(c, cid, f"{cid}q", "u1", f"{cid}a:s", 1000, 10, cap=5)
+        renewed = await leases.renew(c, f"{cid}a:s", 500, 20)
         await leases.release_message(c, f"{cid}a")
         jobs = [queue.Job("k", DOC, dedupe_key=f"{cid}j"), queue.Job("k", {}, dedupe_key=f"{cid}j")]
         await queue.enqueue_many(c, [*jobs, queue.Job("k2", {"x": 1}, dedupe_key=f"{cid}k")])
@@ -89,7 +93,8 @@ async def _conversation(db, monkeypatch, plain: bool):
         )
     monkeypatch.setattr(hot, "execute", _HOT)
     answers = [got, appended, touched, *page, *memories.values()]
-    return cid, taken, [dict(r._mapping) for r in answers]
+    flags = (taken, partial, sorted(i.replace(cid, "C") for i in held), renewed)
+    return cid, flags, [dict(r._mapping) for r in answers]
 
 
 _HOT = hot.execute
@@ -151,11 +156,12 @@ async def test_hot_statements_answer_and_write_as_sqlalchemy_does(db, monkeypatc
     c1, taken_hot, hot_answers = await _conversation(db, monkeypatch, plain=False)
     # all on the driver, insert_messages's two rows as one INSERT … RETURNING
     hot_run = ["INSERT", "SELECT", "INSERT", "SELECT", "INSERT", "UPDATE", "INSERT", "INSERT"]
+    hot_run += ["UPDATE", "UPDATE"]  # the flusher's: a partial row, the rows held
     hot_run += ["WITH"]
-    hot_run += ["INSERT", "DELETE", "INSERT"]  # (the lease's; the jobs')
+    hot_run += ["INSERT", "UPDATE", "DELETE", "INSERT"]  # (the lease's, renewed; the jobs')
     assert ran == [*hot_run, "SELECT"]  # the memory read too (an expanding IN)
     c2, taken_sa, sa_answers = await _conversation(db, monkeypatch, plain=True)
-    assert taken_hot is None and taken_sa is None
+    assert taken_hot == taken_sa == (None, True, ["Ca"], True)
     assert len(hot_answers) == len(sa_answers) == 6  # conv, appended, touched, 2 path rows, memory
     for a, b in zip(hot_answers, sa_answers, strict=True):
         _same(a, b, c1, c2)

@@ -167,23 +167,25 @@ async def state(c: AsyncConnection, token: str) -> str:
 
 
 async def renew(c: AsyncConnection, token: str, ttl_ms: int, now: int) -> bool:
-    res = await c.execute(
-        update(t.conversation_generation_leases)
-        .where(L.owner_token.in_([token, token + STOP]))
-        .values(expires_at=now + ttl_ms)
-    )
-    return (res.rowcount or 0) > 0
+    """Extend the lease of ``token`` (stop-marked or not); False when it is gone."""
+    params = {"b_tokens": [token, token + STOP], "b_expires": now + ttl_ms}
+    return (await hot.execute(c, _RENEW, params)).first() is not None
 
 
 async def renew_many(c: AsyncConnection, tokens: list[str], ttl_ms: int, now: int) -> None:
     """``renew`` for several leases in one statement (the flusher's turns)."""
     if tokens:
         held = [*tokens, *(tok + STOP for tok in tokens)]
-        await c.execute(
-            update(t.conversation_generation_leases)
-            .where(L.owner_token.in_(held))
-            .values(expires_at=now + ttl_ms)
-        )
+        await hot.execute(c, _RENEW, {"b_tokens": held, "b_expires": now + ttl_ms})
+
+
+#: ``renew``'s and ``renew_many``'s UPDATE, built once (a flush and a heartbeat each built it)
+_RENEW = (
+    update(t.conversation_generation_leases)
+    .where(L.owner_token.in_(bindparam("b_tokens", expanding=True)))
+    .values(expires_at=bindparam("b_expires"))
+    .returning(L.owner_token)
+)
 
 
 async def release(c: AsyncConnection, token: str) -> None:
