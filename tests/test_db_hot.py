@@ -85,6 +85,7 @@ async def _conversation(db, monkeypatch, plain: bool):
         page = await context.path_page_rows(c, cid, f"{cid}a", 10)
         taken = await leases.acquire(c, cid, f"{cid}q", "u1", f"{cid}a:s", 1000, 10, cap=5)
         renewed = await leases.renew(c, f"{cid}a:s", 500, 20)
+        held_state = await leases.state(c, f"{cid}a:s")
         await leases.release_message(c, f"{cid}a")
         jobs = [queue.Job("k", DOC, dedupe_key=f"{cid}j"), queue.Job("k", {}, dedupe_key=f"{cid}j")]
         await queue.enqueue_many(c, [*jobs, queue.Job("k2", {"x": 1}, dedupe_key=f"{cid}k")])
@@ -93,7 +94,7 @@ async def _conversation(db, monkeypatch, plain: bool):
         )
     monkeypatch.setattr(hot, "execute", _HOT)
     answers = [got, appended, touched, *page, *memories.values()]
-    flags = (taken, partial, sorted(i.replace(cid, "C") for i in held), renewed)
+    flags = (taken, partial, sorted(i.replace(cid, "C") for i in held), renewed, held_state)
     return cid, flags, [dict(r._mapping) for r in answers]
 
 
@@ -158,10 +159,10 @@ async def test_hot_statements_answer_and_write_as_sqlalchemy_does(db, monkeypatc
     hot_run = ["INSERT", "SELECT", "INSERT", "SELECT", "INSERT", "UPDATE", "INSERT", "INSERT"]
     hot_run += ["UPDATE", "UPDATE"]  # the flusher's: a partial row, the rows held
     hot_run += ["WITH"]
-    hot_run += ["INSERT", "UPDATE", "DELETE", "INSERT"]  # (the lease's, renewed; the jobs')
+    hot_run += ["INSERT", "UPDATE", "SELECT", "DELETE", "INSERT"]  # (the lease's; the jobs')
     assert ran == [*hot_run, "SELECT"]  # the memory read too (an expanding IN)
     c2, taken_sa, sa_answers = await _conversation(db, monkeypatch, plain=True)
-    assert taken_hot == taken_sa == (None, True, ["Ca"], True)
+    assert taken_hot == taken_sa == (None, True, ["Ca"], "ok", "ok")
     assert len(hot_answers) == len(sa_answers) == 6  # conv, appended, touched, 2 path rows, memory
     for a, b in zip(hot_answers, sa_answers, strict=True):
         _same(a, b, c1, c2)

@@ -158,18 +158,21 @@ async def live_count(c: AsyncConnection, principal_id: str, now: int) -> int:
 
 async def state(c: AsyncConnection, token: str) -> str:
     """'ok', 'stop' (a stop was requested elsewhere) or 'lost' (expired and taken/swept)."""
-    held = (
-        await c.execute(select(L.owner_token).where(L.owner_token.in_([token, token + STOP])))
-    ).scalar()
+    held = (await hot.execute(c, _HELD, {"b_tokens": [token, token + STOP]})).scalar()
+    return _state_of(held)
+
+
+async def renew(c: AsyncConnection, token: str, ttl_ms: int, now: int) -> str:
+    """Extend the lease of ``token`` (stop-marked or not); its ``state`` as renewed, read from
+    the same statement ('lost': nothing to renew)."""
+    params = {"b_tokens": [token, token + STOP], "b_expires": now + ttl_ms}
+    return _state_of((await hot.execute(c, _RENEW, params)).scalar())
+
+
+def _state_of(held: str | None) -> str:
     if held is None:
         return "lost"
     return "stop" if held.endswith(STOP) else "ok"
-
-
-async def renew(c: AsyncConnection, token: str, ttl_ms: int, now: int) -> bool:
-    """Extend the lease of ``token`` (stop-marked or not); False when it is gone."""
-    params = {"b_tokens": [token, token + STOP], "b_expires": now + ttl_ms}
-    return (await hot.execute(c, _RENEW, params)).first() is not None
 
 
 async def renew_many(c: AsyncConnection, tokens: list[str], ttl_ms: int, now: int) -> None:
@@ -179,7 +182,9 @@ async def renew_many(c: AsyncConnection, tokens: list[str], ttl_ms: int, now: in
         await hot.execute(c, _RENEW, {"b_tokens": held, "b_expires": now + ttl_ms})
 
 
-#: ``renew``'s and ``renew_many``'s UPDATE, built once (a flush and a heartbeat each built it)
+#: ``state``'s read and ``renew``'s and ``renew_many``'s UPDATE, built once (a turn's heartbeat
+#: and a flush built them per call)
+_HELD = select(L.owner_token).where(L.owner_token.in_(bindparam("b_tokens", expanding=True)))
 _RENEW = (
     update(t.conversation_generation_leases)
     .where(L.owner_token.in_(bindparam("b_tokens", expanding=True)))
