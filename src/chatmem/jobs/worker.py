@@ -83,27 +83,34 @@ async def claim(
     async with db.read_once() as c:
         if (await hot.execute(c, _any_due(kinds is not None), probe)).first() is None:
             return None
-    async with db.write() as c:
-        now = now_ms()
-        sub = select(J.id).where(*_due(now, kinds)).order_by(J.run_after, J.id).limit(1)
-        if c.dialect.name == "postgresql":
-            sub = sub.with_for_update(skip_locked=True)
-        stmt = (
-            update(t.jobs)
-            .where(J.id == sub.scalar_subquery())
-            .values(
-                status="running",
-                attempts=J.attempts + 1,
-                locked_by=worker_id,
-                locked_until=now + visibility_ms,
-                updated_at=now,
-            )
-            .returning(
-                J.id, J.kind, J.payload, J.attempts, J.max_attempts, J.dedupe_key, J.run_after
-            )
-        )
-        row = (await c.execute(stmt)).first()
+    now = now_ms()
+    params = {**probe, "now": now, "locked_until": now + visibility_ms, "worker": worker_id}
+    async with db.write_once() as c:  # one statement: it takes the job or nothing
+        row = (await hot.execute(c, _take(c.dialect.name, kinds is not None), params)).first()
     return dict(row._mapping) if row else None
+
+
+@functools.cache
+def _take(dialect: str, filtered: bool):
+    """``claim``'s UPDATE of the next due job, built once per (dialect, kinds filter): a job was
+    claimed after every turn (its memory or title job), and the statement built per claim."""
+    now = bindparam("now", type_=J.run_after.type)
+    kinds: Any = bindparam("kinds", expanding=True) if filtered else None
+    sub = select(J.id).where(*_due(now, kinds)).order_by(J.run_after, J.id).limit(1)
+    if dialect == "postgresql":
+        sub = sub.with_for_update(skip_locked=True)
+    return (
+        update(t.jobs)
+        .where(J.id == sub.scalar_subquery())
+        .values(
+            status="running",
+            attempts=J.attempts + 1,
+            locked_by=bindparam("worker"),
+            locked_until=bindparam("locked_until", type_=J.locked_until.type),
+            updated_at=now,
+        )
+        .returning(J.id, J.kind, J.payload, J.attempts, J.max_attempts, J.dedupe_key, J.run_after)
+    )
 
 
 async def heartbeat(db, job_id: str, worker_id: str, visibility_ms: int) -> bool:
@@ -119,13 +126,17 @@ async def heartbeat(db, job_id: str, worker_id: str, visibility_ms: int) -> bool
 
 
 async def complete(db, job_id: str, worker_id: str) -> bool:
-    async with db.write() as c:
-        res = await c.execute(
-            update(t.jobs)
-            .where(J.id == job_id, J.locked_by == worker_id, J.status == "running")
-            .values(status="done", locked_until=None, last_error="", updated_at=now_ms())
-        )
-    return res.rowcount == 1
+    params = {"job": job_id, "worker": worker_id, "now": now_ms()}
+    async with db.write_once() as c:  # one statement, built once (a job after every turn)
+        return (await hot.execute(c, _COMPLETE, params)).first() is not None
+
+
+_COMPLETE = (
+    update(t.jobs)
+    .where(J.id == bindparam("job"), J.locked_by == bindparam("worker"), J.status == "running")
+    .values(status="done", locked_until=None, last_error="", updated_at=bindparam("now"))
+    .returning(J.id)
+)
 
 
 async def fail(
