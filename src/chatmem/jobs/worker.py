@@ -94,9 +94,7 @@ async def claim(
 def _take(dialect: str, filtered: bool):
     """``claim``'s UPDATE of the next due job, built once per (dialect, kinds filter): a job was
     claimed after every turn (its memory or title job), and the statement built per claim."""
-    now = bindparam("now", type_=J.run_after.type)
-    kinds: Any = bindparam("kinds", expanding=True) if filtered else None
-    sub = select(J.id).where(*_due(now, kinds)).order_by(J.run_after, J.id).limit(1)
+    sub = _any_due(filtered).order_by(J.run_after, J.id)  # the probe's row, the oldest first
     if dialect == "postgresql":
         sub = sub.with_for_update(skip_locked=True)
     return (
@@ -107,7 +105,7 @@ def _take(dialect: str, filtered: bool):
             attempts=J.attempts + 1,
             locked_by=bindparam("worker"),
             locked_until=bindparam("locked_until", type_=J.locked_until.type),
-            updated_at=now,
+            updated_at=bindparam("now", type_=J.run_after.type),
         )
         .returning(J.id, J.kind, J.payload, J.attempts, J.max_attempts, J.dedupe_key, J.run_after)
     )
