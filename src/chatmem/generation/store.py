@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from types import SimpleNamespace
-from typing import Any, Literal
+from typing import Literal
 
 from sqlalchemy import (
     BigInteger,
@@ -297,35 +297,26 @@ def _turn_conversation_statement(pg: bool, parent: ParentOf = None):
 _JUMP = ("jump_id", "jump_depth")
 
 
-def _live_lease(now: Any):
-    """A lease of this row's turn that has not expired (a primary-key range of its conversation)."""
-    return exists(
-        select(L.owner_token).where(
-            L.conversation_id == M.conversation_id,
-            func.substr(L.owner_token, 1, func.length(M.id) + 1) == M.id + ":",
-            L.expires_at > now,
-        )
-    )
-
-
-def orphans_query(now: Any, limit: int = 200):
-    """Streaming rows without a live lease at ``now`` (a time, or a bound parameter), oldest
-    first (``idx_messages_streaming``)."""
-    return (
-        select(M.id)
-        .where(and_(M.status == STREAMING, ~_live_lease(now)))
-        .order_by(M.created_at)
-        .limit(limit)
-    )
-
-
 async def orphans(c: AsyncConnection, now: int) -> list:
-    """``orphans_query``'s rows: one statement, built once (a sweep in every process every few
+    """Up to 200 streaming rows without a lease live at ``now``, oldest first
+    (``idx_messages_streaming``): one statement, built once (a sweep in every process every few
     seconds built and compiled it anew)."""
     return list((await hot.execute(c, _ORPHANS, {"b_now": now})).all())
 
 
-_ORPHANS = orphans_query(bindparam("b_now", type_=BigInteger))
+def _orphans_statement():
+    # a lease of the row's turn that has not expired: a primary-key range of its conversation
+    live = exists(
+        select(L.owner_token).where(
+            L.conversation_id == M.conversation_id,
+            func.substr(L.owner_token, 1, func.length(M.id) + 1) == M.id + ":",
+            L.expires_at > bindparam("b_now", type_=BigInteger),
+        )
+    )
+    return select(M.id).where(and_(M.status == STREAMING, ~live)).order_by(M.created_at).limit(200)
+
+
+_ORPHANS = _orphans_statement()
 
 
 async def lease_token_of(c: AsyncConnection, mid: str) -> str | None:
