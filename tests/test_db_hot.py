@@ -154,15 +154,15 @@ async def test_hot_statements_answer_and_write_as_sqlalchemy_does(db, monkeypatc
         return await real_run(sync, adapt, plan, sql, args, *rest)
 
     monkeypatch.setattr(hot, "_run", counted)
-    c1, taken_hot, hot_answers = await _conversation(db, monkeypatch, plain=False)
+    c1, flags_hot, hot_answers = await _conversation(db, monkeypatch, plain=False)
     # all on the driver, insert_messages's two rows as one INSERT … RETURNING
     hot_run = ["INSERT", "SELECT", "INSERT", "SELECT", "INSERT", "UPDATE", "INSERT", "INSERT"]
     hot_run += ["UPDATE", "UPDATE"]  # the flusher's: a partial row, the rows held
     hot_run += ["WITH"]
     hot_run += ["INSERT", "UPDATE", "SELECT", "DELETE", "INSERT"]  # (the lease's; the jobs')
     assert ran == [*hot_run, "SELECT"]  # the memory read too (an expanding IN)
-    c2, taken_sa, sa_answers = await _conversation(db, monkeypatch, plain=True)
-    assert taken_hot == taken_sa == (None, True, ["Ca"], "ok", "ok")
+    c2, flags_sa, sa_answers = await _conversation(db, monkeypatch, plain=True)
+    assert flags_hot == flags_sa == (None, True, ["Ca"], "ok", "ok")
     assert len(hot_answers) == len(sa_answers) == 6  # conv, appended, touched, 2 path rows, memory
     for a, b in zip(hot_answers, sa_answers, strict=True):
         _same(a, b, c1, c2)
