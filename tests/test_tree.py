@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import update
 
 from chatmem.auth.models import Principal
-from chatmem.conversations import fork_store, service, store
+from chatmem.conversations import fork_store, forks, service, store
 from chatmem.conversations.wire import ForkIn
 from chatmem.db import schema as t
 from chatmem.db.ids import id_block, new_id
@@ -332,7 +332,9 @@ async def test_fork_of_a_path_that_skips_positions(new_user, app):
     assert texts(items) == [f"m{i}" for i in range(6, 12)] and items[0]["parent_id"] is None
     assert [m["depth"] for m in items] == list(range(6))
     assert [m["parent_id"] for m in items[1:]] == [m["id"] for m in items[:-1]]
-    # every copied pointer is an ancestor at its position, or names no message at all
+    # every copied pointer is an ancestor at its position, or names no message at all (read
+    # from the table: once the copies have run, which is after the forks answered)
+    await forks.copies_done()
     for fork in (whole, part):
         got = {r.id: r for r in await rows(app, t.messages, M.conversation_id == fork["id"])}
         for r in got.values():
