@@ -98,15 +98,18 @@ async def test_a_turn_runs_few_statements(db_url):
         assert len(logged) == 1
         # PostgreSQL: the user's row is locked with the conversation, not by a statement of its own
         assert not [s for s in first if s.startswith("SELECT users.id")]
-        if pg:
+        if pg:  # ... by the opening statement itself, outside a transaction (a read before it)
             locked = [s for s in first if "FOR NO KEY UPDATE OF users" in s]
             assert len(locked) == 1 and "FOR UPDATE OF conversations" in locked[0]
+            assert "INSERT INTO messages" in locked[0]
+            assert "chatmem_live_leases(locked.id" in locked[0]  # the cap, counted after the lock
+            assert not [s for s in first if "FOR UPDATE" in s and s not in locked]
         # SQLite: 2 BEGIN IMMEDIATE + conversation, lease, messages, touch; end, events, lease
         # release, jobs — no memory read: the user has none (the conversation's statement says
-        # so). PostgreSQL: the conversation under lock, then the lease, the messages and the
-        # conversation's UPDATE in one statement (start_store.open_turn); the ending in one: the
-        # row's UPDATE, the events, the lease's release and the jobs (finalize.end_turn_at_once),
-        # its own transaction
+        # so). PostgreSQL: the conversation read, then the locks, the lease, the messages and the
+        # conversation's UPDATE in one statement (start_store.open_turn_locked); the ending in
+        # one: the row's UPDATE, the events, the lease's release and the jobs
+        # (finalize.end_turn_at_once), its own transaction
         assert not [s for s in first if "memories.memory_text" in s]
         assert len(first) <= (3 if pg else 10), "\n".join(s[:90] for s in first)
         release = "DELETE FROM conversation_generation_leases WHERE"
@@ -114,9 +117,10 @@ async def test_a_turn_runs_few_statements(db_url):
             assert not [s for s in first if s.startswith((release, "INSERT INTO jobs"))]
             [end] = [s for s in first if s.startswith("WITH ended AS (UPDATE messages SET")]
             assert logged == [end] and release in end and "INSERT INTO jobs" in end
-            lease = "WITH lease AS (INSERT INTO conversation_generation_leases"
+            lease = "lease AS (INSERT INTO conversation_generation_leases"
             [start] = [s for s in first if "INSERT INTO conversation_generation_leases" in s]
-            assert start.startswith(lease) and "INSERT INTO messages" in start
+            assert start.startswith("WITH locked AS MATERIALIZED (SELECT users.id")
+            assert lease in start and "INSERT INTO messages" in start
             assert "UPDATE conversations SET" in start
         else:  # the turn's own lease, by key: not the prefix scan of an ender without the token
             [own] = [s for s in first if s.startswith(release)]

@@ -65,22 +65,36 @@ def _acquire_statement(dialect: str, capped: bool):
     ``now`` and (capped) ``cap``. Building it per call cost ~1 ms of CPU."""
     table = t.conversation_generation_leases
     ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
-    row = [bindparam(k, type_=table.c[k].type) for k in _COLUMNS]
-    now = bindparam("now", type_=table.c.expires_at.type)
     if capped:
         principal = bindparam("principal_id", type_=table.c.principal_id.type)
-        under = select(func.count()).where(L.principal_id == principal, L.expires_at > now)
-        src = select(*(p.label(k) for p, k in zip(row, _COLUMNS, strict=True))).where(
-            under.scalar_subquery() < bindparam("cap", type_=Integer)
+        under = select(func.count()).where(L.principal_id == principal, L.expires_at > _NOW)
+        return _taking(
+            ins.from_select(list(_COLUMNS), _row().where(under.scalar_subquery() < _CAP))
         )
-        ins = ins.from_select(list(_COLUMNS), src)
-    else:
-        ins = ins.values(dict(zip(_COLUMNS, row, strict=True)))
+    return _taking(ins.values(dict(zip(_COLUMNS, _params(), strict=True))))
+
+
+def _params() -> list:
+    return [bindparam(k, type_=L[k].type) for k in _COLUMNS]
+
+
+def _row():
+    """The lease's row as a SELECT of its parameters (an INSERT … SELECT's source)."""
+    return select(*(p.label(k) for p, k in zip(_params(), _COLUMNS, strict=True)))
+
+
+def _taking(ins):
+    """``ins`` taking over an expired lease on its key, answering the new token (no row: a live
+    holder kept it, or the source had no row)."""
     return ins.on_conflict_do_update(
         index_elements=[L.conversation_id, L.branch_key, L.principal_id],
         set_={"owner_token": ins.excluded.owner_token, "expires_at": ins.excluded.expires_at},
-        where=L.expires_at <= now,
+        where=L.expires_at <= _NOW,
     ).returning(L.owner_token)
+
+
+_NOW = bindparam("now", type_=L.expires_at.type)
+_CAP = bindparam("cap", type_=Integer)
 
 
 async def acquire(
@@ -145,6 +159,19 @@ def acquiring(capped: bool):
     """PostgreSQL: ``acquire``'s INSERT (``acquire_params``), to run inside a caller's statement
     as a data-modifying CTE: its RETURNING has a row only when the lease was taken."""
     return _acquire_statement("postgresql", capped)
+
+
+def acquiring_after(locked, capped: bool):
+    """PostgreSQL: ``acquiring`` with one row of ``locked`` (a CTE whose ``id`` is the
+    principal's row, locked: ``start_store``) as its source — no row there, no lease — and the
+    cap counted by ``chatmem_live_leases`` (migration 0024) on that row: a snapshot taken after
+    the lock was granted, which sees the lease of the principal's turn that held it before
+    (the statement's own, taken before the wait, would not)."""
+    ins = postgresql.insert(t.conversation_generation_leases)
+    src = _row().select_from(locked)
+    if capped:
+        src = src.where(func.chatmem_live_leases(locked.c.id, _NOW) < _CAP)
+    return _taking(ins.from_select(list(_COLUMNS), src))
 
 
 async def live_count(c: AsyncConnection, principal_id: str, now: int) -> int:

@@ -145,13 +145,15 @@ async def _question_and_placeholder(
     now: int,
     extra: dict,
     lease: _Lease,
+    lock: dict | None = None,
 ):
     """The turn's lease, then its user message under ``prow`` (None: a root) and its answer's
     placeholder, in one INSERT (their jump pointers from ``prow``'s: ``dag.chain_places``),
     then ``_opened``; on PostgreSQL all three in one statement when the lease is free
     (start_store.open_turn), else step by step (``_branch_lease`` says 409, 429, or an edit's
     own branch). Returns (user message id, conversation row, first event, the answer's row as
-    inserted)."""
+    inserted). With ``lock`` (``_start_unlocked``): that one statement also takes the locks
+    (start_store.open_turn_locked), and None when it wrote nothing."""
     uid = new_id("msg")
     known: dict[str, dag.Jump] = {}
     if prow is not None:  # the parent's pointer, its jump's and that one's (message_in_with_jumps)
@@ -172,7 +174,13 @@ async def _question_and_placeholder(
         ttl = leases.Timing.of(rt.settings).hold_ms
         taking = leases.acquire_params(conv.id, lease.key, p.id, lease.token, ttl, now, cap=cap)
         touch = {"b_cid": conv.id, "b_added": 2, "b_created": now, "b_now": now, "b_leaf": mid}
-        opened = await start_store.open_turn(c, taking, store.message_rows(conv, rows), touch)
+        values = store.message_rows(conv, rows)
+        if lock is not None:
+            opened = await start_store.open_turn_locked(c, taking, values, touch, lock)
+            if opened is None:
+                return None
+        else:
+            opened = await start_store.open_turn(c, taking, values, touch)
         if opened is not None:
             return uid, opened[0], _start_event(conv.id, uid, mid, model), opened[1]
     await _branch_lease(
@@ -273,47 +281,112 @@ async def start_turn(
     p = principal
     blocks = blk.normalize(blocks)
     now = now_ms()
-    async with rt.db.write() as c:
-        explicit = parent_id is not None or branch
-        under: gstore.ParentOf = "given" if parent_id is not None else None if branch else "leaf"
-        conv = await gstore.conversation_for_turn(
-            c, p.id, conv_id, parent=under, parent_id=parent_id
-        )
-        info = rt.providers.resolve(model or conv.model_id or None)
-        parent = parent_id if explicit else conv.active_leaf_id
-        prow = None if parent is None else await _reply_parent(c, conv, parent, p, explicit)
-        mid = new_id("msg")
-        token = f"{mid}:{secret_token(18)}"
-        first_turn = conv.message_count == 0
-        no_memories = not conv.may_have_memories
-        extra: dict[str, Any] = {"metadata": metadata} if metadata else {}
-        lease = _Lease(parent or "root", token, explicit, blocks)
-        uid, conv, start, placeholder = await _question_and_placeholder(
-            c, rt, conv, prow, p, info, mid, now, extra, lease
-        )
+    explicit = parent_id is not None or branch
+    under: gstore.ParentOf = "given" if parent_id is not None else None if branch else "leaf"
+    ask = _Ask(p, blocks, parent_id, explicit, model, metadata, now)
+    started = None
+    if under == "leaf" and rt.db.dialect == "postgresql":
+        started = await _start_unlocked(rt, ask, conv_id)
+    if started is None:
+        async with rt.db.write() as c:
+            conv = await gstore.conversation_for_turn(
+                c, p.id, conv_id, parent=under, parent_id=parent_id
+            )
+            started = await _open_question(c, rt, ask, conv)
+    assert started is not None  # the locked way writes or raises
+    s = started
     text = blk.visible_text(blocks)
     # a root question is the whole path its answer's context needs (no read of it)
-    path = [PathRow(uid, None, "user", "complete", text, 0, 0, 0, now)] if prow is None else None
+    path = [PathRow(s.uid, None, "user", "complete", text, 0, 0, 0, now)] if s.root else None
     _launch(
         rt,
         p,
         conv_id,
-        uid,
-        mid,
-        info,
-        token,
-        first_turn,
+        s.uid,
+        s.mid,
+        s.info,
+        s.token,
+        s.first_turn,
         True,
-        start,
+        s.start,
         now,
         request,
         text,
-        conv,
+        s.conv,
         path,
-        no_memories,
-        placeholder,
+        s.no_memories,
+        s.placeholder,
     )
-    return TurnIds(conv_id, uid, mid)
+    return TurnIds(conv_id, s.uid, s.mid)
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """A new question as sent (``start_turn``'s arguments)."""
+
+    principal: Principal
+    blocks: list[dict]
+    parent_id: str | None
+    explicit: bool
+    model: str | None
+    metadata: dict | None
+    now: int
+
+
+@dataclass(frozen=True)
+class _Started:
+    """What ``_open_question`` wrote, and what the turn it starts needs of it."""
+
+    uid: str
+    mid: str
+    token: str
+    info: ModelInfo
+    first_turn: bool
+    no_memories: bool
+    root: bool
+    conv: Any
+    start: dict
+    placeholder: Any
+
+
+async def _start_unlocked(rt, ask: _Ask, conv_id: str) -> _Started | None:
+    """PostgreSQL, a question under the active leaf: its start outside a transaction — the
+    conversation read without a lock, then one statement that takes the locks, re-checks the
+    leaf the rows were computed from and writes them (start_store.open_turn_locked): two round
+    trips where the locked way takes four (BEGIN, the locking read, the writes, COMMIT). None
+    when that statement wrote nothing — the leaf moved, the branch's lease is held, the cap
+    reached, a pending fork —: the caller takes the locked way, which says which (or starts)."""
+    async with rt.db.write_once() as c:
+        conv = await gstore.conversation_seen(c, ask.principal.id, conv_id)
+        if conv.fork_source_id is not None:
+            return None
+        return await _open_question(c, rt, ask, conv, locking=True)
+
+
+async def _open_question(c, rt, ask: _Ask, conv, locking: bool = False) -> _Started | None:
+    """The question's rows and its answer's placeholder under the lease (``_question_and_
+    placeholder``), computed from ``conv`` (``conversation_for_turn``'s row, or with
+    ``locking`` ``conversation_seen``'s: then None when nothing was written)."""
+    p = ask.principal
+    info = rt.providers.resolve(ask.model or conv.model_id or None)
+    parent = ask.parent_id if ask.explicit else conv.active_leaf_id
+    prow = None if parent is None else await _reply_parent(c, conv, parent, p, ask.explicit)
+    mid = new_id("msg")
+    token = f"{mid}:{secret_token(18)}"
+    extra: dict[str, Any] = {"metadata": ask.metadata} if ask.metadata else {}
+    lease = _Lease(parent or "root", token, ask.explicit, ask.blocks)
+    lock = start_store.seen(p.id, conv) if locking else None
+    opened = await _question_and_placeholder(
+        c, rt, conv, prow, p, info, mid, ask.now, extra, lease, lock
+    )
+    if opened is None:
+        return None
+    uid, row, start, placeholder = opened
+    first_turn = conv.message_count == 0
+    no_memories = not conv.may_have_memories
+    return _Started(
+        uid, mid, token, info, first_turn, no_memories, prow is None, row, start, placeholder
+    )
 
 
 async def _branch_lease(c, rt, p: Principal, conv_id, key, token, now, explicit, blocks):

@@ -33,13 +33,20 @@ M = t.messages.c
 
 
 @functools.cache
-def open_statement(keys: tuple[str, ...], rows: int, capped: bool):
-    """Built once per (message columns, number of rows, capped): parameters are
+def open_statement(keys: tuple[str, ...], rows: int, capped: bool, locked: bool = False):
+    """Built once per (message columns, number of rows, capped, locked): parameters are
     ``leases.acquire_params``, ``r<i>_<column>`` per message row, and ``b_cid``, ``b_added``,
     ``b_created``, ``b_now``, ``b_leaf`` (``store.touch_conversation``'s). One row — the
     conversation as updated (``c_<column>``) with the last message row as inserted
-    (``m_<column>``) — when the lease was taken, none otherwise."""
-    lease = leases.acquiring(capped).cte("lease")
+    (``m_<column>``) — when the lease was taken, none otherwise.
+
+    ``locked`` (``open_turn_locked``): the statement takes the locks itself — ``b_uid``'s row and
+    the conversation's, whose active leaf must still be ``b_seen_leaf`` — and the lease comes
+    from that row (``leases.acquiring_after``)."""
+    if locked:
+        lease = leases.acquiring_after(_locking(), capped).cte("lease")
+    else:
+        lease = leases.acquiring(capped).cte("lease")
     taken = exists(select(lease.c.owner_token))
     selects = [
         select(*(bindparam(f"r{i}_{k}", type_=t.messages.c[k].type) for k in keys)).where(taken)
@@ -63,6 +70,44 @@ def open_statement(keys: tuple[str, ...], rows: int, capped: bool):
     return select(*cols).select_from(touch.join(inserted, inserted.c.id == last))
 
 
+def _locking():
+    """The conversation and the user's row locked (as ``store.conversation_for_turn`` locks
+    them, in that order), while the conversation is not a pending fork and its active leaf,
+    owner, workspace and agent are still the ones the turn's rows were computed from: a
+    concurrent change to them is seen, as a locked row is re-checked against the WHERE once its
+    lock is granted. MATERIALIZED: run once,
+    before anything reads its row."""
+    users = t.users
+    uid = bindparam("b_uid", type_=users.c.id.type)
+    q = (
+        select(users.c.id)
+        .select_from(t.conversations.join(users, users.c.id == uid))
+        .where(
+            C.id == bindparam("b_cid"),
+            C.active_leaf_id.is_not_distinct_from(bindparam("b_seen_leaf", type_=M.id.type)),
+            C.fork_source_id.is_(None),
+            # what the rows' owner, author and agent came from (store.message_rows)
+            C.user_id == bindparam("b_seen_owner", type_=C.user_id.type),
+            C.workspace_id == bindparam("b_seen_workspace", type_=C.workspace_id.type),
+            C.agent_id.is_not_distinct_from(bindparam("b_seen_agent", type_=C.agent_id.type)),
+        )
+        .suffix_with("FOR UPDATE OF conversations FOR NO KEY UPDATE OF users")
+    )
+    return q.cte("locked").prefix_with("MATERIALIZED")
+
+
+def seen(user_id: str, conv) -> dict:
+    """``open_turn_locked``'s ``lock``: the user, and the conversation's columns the turn's rows
+    were computed from, as read."""
+    return {
+        "b_uid": user_id,
+        "b_seen_leaf": conv.active_leaf_id,
+        "b_seen_owner": conv.user_id,
+        "b_seen_workspace": conv.workspace_id,
+        "b_seen_agent": conv.agent_id,
+    }
+
+
 def opens_at_once(c: AsyncConnection) -> bool:
     """Whether ``open_turn`` can run here (a data-modifying ``WITH``: PostgreSQL's)."""
     return c.dialect.name == "postgresql"
@@ -75,11 +120,25 @@ async def open_turn(
     naming the same columns: ``store.message_rows``), ``touch`` (``b_…``). Returns (the
     conversation as updated, the last row as inserted), or None when the lease was not taken
     (nothing written)."""
+    return await _open(c, lease, rows, touch, None)
+
+
+async def open_turn_locked(
+    c: AsyncConnection, lease: dict, rows: list[dict], touch: dict, lock: dict
+) -> tuple[Columns, Columns] | None:
+    """``open_turn`` taking its locks itself, for a start outside a transaction whose rows were
+    computed from an unlocked read: ``lock`` is ``b_uid`` (the user) and the conversation's
+    columns as read (``seen``). None — nothing written — also when they changed, the
+    conversation went or became a pending fork since the read."""
+    return await _open(c, lease, rows, touch, lock)
+
+
+async def _open(c, lease: dict, rows: list[dict], touch: dict, lock: dict | None):
     keys = tuple(sorted(rows[0]))
-    params = {**lease, **touch}
+    params = {**lease, **touch, **(lock or {})}
     for i, r in enumerate(rows):
         params.update({f"r{i}_{k}": r[k] for k in keys})
-    q = open_statement(keys, len(rows), "cap" in lease)
+    q = open_statement(keys, len(rows), "cap" in lease, lock is not None)
     row = (await hot.execute(c, q, params)).first()
     if row is None:
         return None

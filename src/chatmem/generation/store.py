@@ -258,6 +258,17 @@ async def conversation_for_turn(
     return row
 
 
+async def conversation_seen(c: AsyncConnection, user_id: str, cid: str):
+    """``conversation_for_turn``'s row for a question under the active leaf (its parent
+    joined), read without a lock: PostgreSQL's start outside a transaction
+    (``start_store.open_turn_locked`` takes the locks and re-checks the leaf the turn's rows
+    were computed from). A pending fork comes back as it is (the caller takes the locked way,
+    which settles it)."""
+    q = _turn_conversation_statement(False, "leaf")
+    params = {"b_cid": cid, "b_uid": user_id}
+    return found((await hot.execute(c, q, params)).first(), "conversation not found")
+
+
 def joined_parent(conv, parent_id: str):
     """The parent ``conversation_for_turn`` joined, if it is ``parent_id`` (attributes as
     ``message_in_with_jumps``' row); None when it joined none (read it then)."""
@@ -269,10 +280,11 @@ def joined_parent(conv, parent_id: str):
 
 @functools.cache
 def _turn_conversation_statement(pg: bool, parent: ParentOf = None):
-    """``conversation_for_turn``'s SELECT, built once per (dialect, parent): ``get_conversation``'s,
+    """``conversation_for_turn``'s SELECT, built once per (pg, parent): ``get_conversation``'s,
     plus ``may_have_memories`` (one probe of ``idx_memories_user_status``) and the parent's row
-    (``_PARENT_COLUMNS``, outer-joined); on PostgreSQL with the user's row joined and both locks
-    — the two locking clauses of different strengths are a suffix: SQLAlchemy renders one
+    (``_PARENT_COLUMNS``, outer-joined); with ``pg`` (PostgreSQL's locked read; its unlocked one,
+    ``conversation_seen``, is the other form) the user's row joined and both locks — the two
+    locking clauses of different strengths are a suffix: SQLAlchemy renders one
     ``FOR … OF`` clause only (neither names an outer join's nullable side)."""
     uid = bindparam("b_uid", type_=String)
     mem = t.memories.c
