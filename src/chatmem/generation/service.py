@@ -4,7 +4,8 @@ Public API (used by the routes here and by the seed-000 (docs/specs.md) compat l
 
 - ``await start_turn(rt, principal, conv_id, blocks, *, parent_id=None, model=None, metadata=None)``
   → ``TurnIds(user_message_id, assistant_message_id)``: validates, takes the generation lease,
-  writes the user message + assistant placeholder in one transaction and starts the turn detached
+  writes the user message + assistant placeholder in one transaction (PostgreSQL, under the
+  active leaf: a read and one statement, ``_start_unlocked``) and starts the turn detached
   from the caller (its ``message_start`` event is stored by the first flush: ``_opened``). ``parent_id`` given = an explicit parent (edit-and-resend
   when it already has a user child); omitted = the active leaf. Raises ApiError (404 conversation,
   422 invalid parent / unknown model, 409 parent streaming or double submit, 429 too many turns).
