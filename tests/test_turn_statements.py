@@ -280,30 +280,35 @@ async def test_a_row_ended_by_someone_else_gets_no_second_ending(db_url):
 
 async def test_a_turn_starts_from_the_rows_as_stored(db_url):
     """The conversation and the answer's row a turn keeps from its start (on PostgreSQL both
-    from the one statement that took the lease and wrote them: start_store.open_turn) are the
-    rows as stored. (A start that finds the branch busy writes nothing and answers 409:
-    tests/test_generation.py, the double submit.)"""
+    from the one statement that took the lease and wrote them: start_store.open_turn_locked
+    under the active leaf, open_turn under an explicit parent) are the rows as stored. (A start
+    that finds the branch busy writes nothing and answers 409: tests/test_generation.py, the
+    double submit.)"""
     async with running_app(db_url, run_worker=False) as application, client_for(application) as c:
         rt = application.state.runtime
         cid = await new_conv(c)
-        r = await c.post(
-            f"/api/conversations/{cid}/messages", json={"content": "slowly", "model": "slow"}
-        )
-        assert r.status_code == 202, r.text
-        mid = r.json()["assistant_message_id"]
-        spec = rt.generation.runners[mid].spec
-        async with rt.db.read() as cx:
-            q = select(t.conversations).where(t.conversations.c.id == cid)
-            conv = (await cx.execute(q)).one()
-            row = (await cx.execute(select(t.messages).where(t.messages.c.id == mid))).one()
-        assert {k: getattr(spec.conv, k) for k in conv._mapping} == dict(conv._mapping)
-        assert conv.active_leaf_id == mid and conv.message_count == 2
-        moving = {"blocks", "search_text"}  # the flusher's
-        assert {k: v for k, v in spec.placeholder._mapping.items() if k not in moving} == {
-            k: v for k, v in row._mapping.items() if k not in moving
-        }
-        application.state.gated.gate.set()
-        assert (await stream(c, cid, mid))[-1]["type"] == "done"
+        first = None
+        for n in range(2):  # under the active leaf, then under the first answer named
+            how = {} if first is None else {"parent_id": first}
+            body = {"content": "slowly", "model": "slow", **how}
+            r = await c.post(f"/api/conversations/{cid}/messages", json=body)
+            assert r.status_code == 202, r.text
+            mid = r.json()["assistant_message_id"]
+            spec = rt.generation.runners[mid].spec
+            async with rt.db.read() as cx:
+                q = select(t.conversations).where(t.conversations.c.id == cid)
+                conv = (await cx.execute(q)).one()
+                row = (await cx.execute(select(t.messages).where(t.messages.c.id == mid))).one()
+            assert {k: getattr(spec.conv, k) for k in conv._mapping} == dict(conv._mapping)
+            assert conv.active_leaf_id == mid and conv.message_count == 2 * (n + 1)
+            moving = {"blocks", "search_text"}  # the flusher's
+            assert {k: v for k, v in spec.placeholder._mapping.items() if k not in moving} == {
+                k: v for k, v in row._mapping.items() if k not in moving
+            }
+            application.state.gated.gate.set()
+            assert (await stream(c, cid, mid))[-1]["type"] == "done"
+            application.state.gated.gate.clear()
+            first = mid
 
 
 async def test_two_replies_at_once_to_the_active_leaf(db_url):
