@@ -14,6 +14,9 @@ more server CPU per turn (in one session's runs). Decision (as ``bench/append.py
 append): the client's CPU is not chatmem's cost, so the figure checked against the target is the
 lean client's; the httpx figure is printed beside it, comparable with earlier sessions' figures.
 
+A turn's wall time (send to ``done``, p50, timed by the client) is printed beside the CPU: a
+round trip saved shows there before it shows in the CPU (the server sleeps while it waits).
+
 (The server's background services run meanwhile; a sweep every few seconds adds a few statements
 to the total, which the per-turn figure includes.)
 
@@ -109,11 +112,14 @@ async def _turns(stats: httpx.AsyncClient, run_turn, n: int) -> dict:
     (its log line after ``done``) lands in the next round's deltas, and only the run's very last
     turn's in none — an idle wait for it would add the background services' CPU instead."""
     before = (await stats.get("/__bench/stats")).json()
+    walls = []
     for _ in range(n):
+        t0 = time.perf_counter()
         last = await run_turn()
+        walls.append(time.perf_counter() - t0)
         assert last == "done", last
     after = (await stats.get("/__bench/stats")).json()
-    return {k: after.get(k, 0) - before.get(k, 0) for k in FIELDS}
+    return {**{k: after.get(k, 0) - before.get(k, 0) for k in FIELDS}, "walls": walls}
 
 
 def _per_turn(total: dict, turns: int) -> dict:
@@ -159,14 +165,23 @@ async def _rounds(sides: dict[str, _Side], turns: int, rounds: int) -> dict:
     names = list(sides)
     totals = {name: dict.fromkeys(FIELDS, 0.0) for name in names}
     per_round: dict[str, list[float]] = {name: [] for name in names}
+    walls: dict[str, list[float]] = {name: [] for name in names}
     rounds = max(1, min(rounds, turns))
     for r in range(rounds):
         k = turns // rounds + (r < turns % rounds)
         for name in names if r % 2 == 0 else names[::-1]:
             d = await _turns(sides[name].stats, sides[name].turn, k)
             per_round[name].append(d["cpu_s"] * 1000 / k)
+            walls[name] += d["walls"]
             totals[name] = {f: totals[name][f] + d[f] for f in FIELDS}
-    return {name: {**_per_turn(totals[name], turns), "rounds": per_round[name]} for name in names}
+    return {
+        name: {
+            **_per_turn(totals[name], turns),
+            "rounds": per_round[name],
+            "wall_ms": statistics.median(walls[name]) * 1000,
+        }
+        for name in names
+    }
 
 
 async def measure(db_url: str, turns: int, tokens: int, opts: argparse.Namespace) -> dict:
@@ -226,10 +241,8 @@ def report_compare(name: str, r: dict, turns: int) -> None:
         if old[field]:
             label = field.replace("_", " ")
             print(f"  {label:14}{new[field]:9.1f}{old[field]:10.1f}{new[field] / old[field]:8.2f}")
-    print(
-        f"  {'server CPU ms':14}{new['cpu_ms']:9.1f}{old['cpu_ms']:10.1f}"
-        f"{new['cpu_ms'] / old['cpu_ms']:8.2f}"
-    )
+    for field, label in (("cpu_ms", "server CPU ms"), ("wall_ms", "turn p50 ms")):
+        print(f"  {label:14}{new[field]:9.1f}{old[field]:10.1f}{new[field] / old[field]:8.2f}")
     for name, label in (("new", "new"), ("baseline", "baseline")):
         v = sorted(r[name]["rounds"])
         print(
@@ -249,6 +262,7 @@ def report(name: str, r: dict, turns: int) -> None:
         c = r["clients"][client]
         target = " (target <= 6)" if client == "lean" else ""
         print(f"  server CPU    {c['cpu_ms']:6.1f} ms under the {client} client{target}")
+        print(f"    a turn's wall time (send to done, client side): p50 {c['wall_ms']:.1f} ms")
         v = sorted(c["rounds"])
         print(
             f"    per round of {turns // len(v)}: median {statistics.median(v):.1f}, "
