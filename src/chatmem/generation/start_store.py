@@ -12,6 +12,12 @@ conversation's UPDATE read its RETURNING — so nothing is written unless the le
 Then (a live holder, or the cap) the caller goes the statement-per-step way, which says which
 (409, 429, an edit's own branch). SQLite has no data-modifying CTE: its start keeps its
 statements (its ``BEGIN IMMEDIATE`` costs no round trip).
+
+A question under the active leaf (the common send) needs no transaction at all
+(``open_turn_locked``): the statement takes the two locks itself in a first, materialised CTE,
+re-checks there what the unlocked read the rows came from saw, and counts the cap with
+``chatmem_live_leases`` (migration 0024), whose snapshot is taken after the lock was granted —
+a read and this statement, two round trips where the transaction takes four.
 """
 
 from __future__ import annotations
@@ -41,8 +47,8 @@ def open_statement(keys: tuple[str, ...], rows: int, capped: bool, locked: bool 
     (``m_<column>``) — when the lease was taken, none otherwise.
 
     ``locked`` (``open_turn_locked``): the statement takes the locks itself — ``b_uid``'s row and
-    the conversation's, whose active leaf must still be ``b_seen_leaf`` — and the lease comes
-    from that row (``leases.acquiring_after``)."""
+    the conversation's, whose columns the rows came from must still be as read (``seen``'s
+    ``b_seen_…``) — and the lease comes from that row (``leases.acquiring_after``)."""
     if locked:
         lease = leases.acquiring_after(_locking(), capped).cte("lease")
     else:
@@ -75,8 +81,7 @@ def _locking():
     them, in that order), while the conversation is not a pending fork and its active leaf,
     owner, workspace and agent are still the ones the turn's rows were computed from: a
     concurrent change to them is seen, as a locked row is re-checked against the WHERE once its
-    lock is granted. MATERIALIZED: run once,
-    before anything reads its row."""
+    lock is granted. MATERIALIZED: run once, before anything reads its row."""
     users = t.users
     uid = bindparam("b_uid", type_=users.c.id.type)
     q = (
