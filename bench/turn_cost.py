@@ -262,7 +262,9 @@ def report(name: str, r: dict, turns: int) -> None:
         c = r["clients"][client]
         target = " (target <= 6)" if client == "lean" else ""
         print(f"  server CPU    {c['cpu_ms']:6.1f} ms under the {client} client{target}")
-        print(f"    a turn's wall time (send to done, client side): p50 {c['wall_ms']:.1f} ms")
+        print(
+            f"    a turn's wall time under the {client} client (send to done): p50 {c['wall_ms']:.1f} ms"
+        )
         v = sorted(c["rounds"])
         print(
             f"    per round of {turns // len(v)}: median {statistics.median(v):.1f}, "
