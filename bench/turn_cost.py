@@ -16,6 +16,8 @@ lean client's; the httpx figure is printed beside it, comparable with earlier se
 
 A turn's wall time (send to ``done``, p50, timed by the client) is printed beside the CPU: a
 round trip saved shows there before it shows in the CPU (the server sleeps while it waits).
+The box's own speed (``box_speed``: a fixed pure-Python workload's CPU) is printed before and
+after: compare figures across sessions only at a like speed.
 
 (The server's background services run meanwhile; a sweep every few seconds adds a few statements
 to the total, which the per-turn figure includes.)
@@ -281,6 +283,21 @@ async def _pg(turns: int, tokens: int, opts: argparse.Namespace):
         return None if url is None else await run(url, turns, tokens, opts)
 
 
+def box_speed() -> float:
+    """CPU ms this process takes for a fixed pure-Python workload (dicts, ``json.dumps``,
+    string joins: what a turn's Python does), the fastest of five. Printed before and after
+    the turns: this box's speed swung ~1.5× within one session, more than most code changes,
+    and a figure from another session compares only at the same speed."""
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.process_time()
+        for i in range(4000):
+            row = {f"k{j}": (i * j, str(j), [j, i]) for j in range(12)}
+            "".join(json.dumps(row)[:40] for _ in range(3))
+        best = min(best, time.process_time() - t0)
+    return best * 1000
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--turns", type=int, default=30)
@@ -297,6 +314,14 @@ def main() -> int:
     ap.add_argument("--db", choices=("both", "sqlite", "postgres"), default="both")
     args = ap.parse_args()
     show = report_compare if args.baseline else report
+    print(f"this box: a fixed pure-Python workload takes {box_speed():.0f} ms of CPU (before)")
+    try:
+        return _run(args, show)
+    finally:
+        print(f"this box: a fixed pure-Python workload takes {box_speed():.0f} ms of CPU (after)")
+
+
+def _run(args: argparse.Namespace, show) -> int:
     if args.db != "postgres":
         with tempfile.TemporaryDirectory() as tmp:
             url = f"sqlite:///{tmp}/turns.db"
