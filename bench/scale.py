@@ -7,7 +7,8 @@ near its leaf). Then, interleaved one-for-one across the sizes (so every size se
 machine load), it times:
 
   sweep      the sweeper's orphan query (generation/store.orphans)         ratio 1M ÷ 10k ≤ 2
-  prune      one pruning batch of PRUNE_BATCH rows, read + its write transaction; the longest
+  prune      a pruning batch of PRUNE_BATCH rows (three a rep while the smallest size has
+             old rows enough), read + its write transaction; the longest
              write transaction is what blocks SQLite's writers                 ratio ≤ 2
   switch     switch_leaf to a message near the root vs near the leaf of the 10,000-deep path
              (the near-root one has the whole path below it)        near-root ÷ near-leaf ≤ 3
@@ -64,6 +65,7 @@ CONV_LEN = 100  # background conversations are chains of this many messages
 DEPTH = 10_000
 CHUNK = 5_000
 OLD = 24 * 3600 * 1000  # event rows this old are prunable
+PRUNES_PER_REP = 3  # pruning batches timed per rep and size (fewer when the rows run out)
 FORK_REPS = 5  # reps that fork (twice) and delete both copies (one each way)
 
 
@@ -275,15 +277,19 @@ async def measure(dbs: dict[int, Database], states: dict[int, dict], reps: int) 
         }
         for n in dbs
     }
+    # a few batches a rep (a batch's few ms are noisy), as many as the smallest size's old
+    # rows allow: one event row per message row, PRUNE_BATCH of them a batch
+    prunes = max(1, min(PRUNES_PER_REP, min(dbs) // PRUNE_BATCH // reps))
     for i in range(reps):
         for n, db in dbs.items():
             s = states[n]
             p, cid = s["p"], s["deep"]
             o = out[n]
             o["sweep"].append(await _timed(_sweep(db)))
-            whole, write = await _prune_batch(db, s)
-            o["prune"].append(whole)
-            o["prune_write"].append(write)
+            for _ in range(prunes):
+                whole, write = await _prune_batch(db, s)
+                o["prune"].append(whole)
+                o["prune_write"].append(write)
             for end in ("root", "leaf"):
                 await service.switch_leaf(db, p, cid, s["side"][end])
                 o[f"switch_{end}"].append(
