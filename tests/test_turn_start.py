@@ -3,7 +3,7 @@
 PostgreSQL starts a question under the active leaf outside a transaction: the conversation is
 read without a lock, then one statement takes the conversation's and the user's locks,
 re-checks the leaf the rows were computed from, counts the user's live leases in a snapshot of
-its own (``chatmem_live_leases``, migration 0024) and writes (``start_store.open_turn_locked``);
+its own (``chatmem_live_leases``, migration 0024) and writes (``start_store.open_turn`` with a ``lock``);
 when it writes nothing the locked transaction runs and says why. SQLite's ``BEGIN IMMEDIATE``
 waits for the writer. Either way a start that waited behind another writer must behave as if it
 had started after it: these tests hold the locks in a transaction of their own, let a start

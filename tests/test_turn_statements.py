@@ -107,7 +107,7 @@ async def test_a_turn_runs_few_statements(db_url):
         # SQLite: 2 BEGIN IMMEDIATE + conversation, lease, messages, touch; end, events, lease
         # release, jobs — no memory read: the user has none (the conversation's statement says
         # so). PostgreSQL: the conversation read, then the locks, the lease, the messages and the
-        # conversation's UPDATE in one statement (start_store.open_turn_locked); the ending in
+        # conversation's UPDATE in one statement (start_store.open_turn with a lock); the ending in
         # one: the row's UPDATE, the events, the lease's release and the jobs
         # (finalize.end_turn_at_once), its own transaction
         assert not [s for s in first if "memories.memory_text" in s]
@@ -280,8 +280,9 @@ async def test_a_row_ended_by_someone_else_gets_no_second_ending(db_url):
 
 async def test_a_turn_starts_from_the_rows_as_stored(db_url):
     """The conversation and the answer's row a turn keeps from its start (on PostgreSQL both
-    from the one statement that took the lease and wrote them: start_store.open_turn_locked
-    under the active leaf, open_turn under an explicit parent) are the rows as stored. (A start
+    from the one statement that took the lease and wrote them: start_store.open_turn, taking
+    its locks under the active leaf, inside the locked transaction under an explicit parent)
+    are the rows as stored. (A start
     that finds the branch busy writes nothing and answers 409: tests/test_generation.py, the
     double submit.)"""
     async with running_app(db_url, run_worker=False) as application, client_for(application) as c:

@@ -154,7 +154,7 @@ async def _question_and_placeholder(
     (start_store.open_turn), else step by step (``_branch_lease`` says 409, 429, or an edit's
     own branch). Returns (user message id, conversation row, first event, the answer's row as
     inserted). With ``lock`` (``_start_unlocked``): that one statement also takes the locks
-    (start_store.open_turn_locked), and None when it wrote nothing."""
+    (start_store.open_turn with its ``lock``), and None when it wrote nothing."""
     uid = new_id("msg")
     known: dict[str, dag.Jump] = {}
     if prow is not None:  # the parent's pointer, its jump's and that one's (message_in_with_jumps)
@@ -176,14 +176,11 @@ async def _question_and_placeholder(
         taking = leases.acquire_params(conv.id, lease.key, p.id, lease.token, ttl, now, cap=cap)
         touch = {"b_cid": conv.id, "b_added": 2, "b_created": now, "b_now": now, "b_leaf": mid}
         values = store.message_rows(conv, rows)
-        if lock is not None:
-            opened = await start_store.open_turn_locked(c, taking, values, touch, lock)
-            if opened is None:
-                return None
-        else:
-            opened = await start_store.open_turn(c, taking, values, touch)
+        opened = await start_store.open_turn(c, taking, values, touch, lock)
         if opened is not None:
             return uid, opened[0], _start_event(conv.id, uid, mid, model), opened[1]
+        if lock is not None:
+            return None
     await _branch_lease(
         c, rt, p, conv.id, lease.key, lease.token, now, lease.explicit, lease.blocks
     )
@@ -353,7 +350,7 @@ class _Started:
 async def _start_unlocked(rt, ask: _Ask, conv_id: str) -> _Started | None:
     """PostgreSQL, a question under the active leaf: its start outside a transaction — the
     conversation read without a lock, then one statement that takes the locks, re-checks the
-    leaf the rows were computed from and writes them (start_store.open_turn_locked): two round
+    leaf the rows were computed from and writes them (start_store.open_turn, locking): two round
     trips where the locked way takes four (BEGIN, the locking read, the writes, COMMIT). None
     when that statement wrote nothing — the leaf moved, the branch's lease is held, the cap
     reached, a pending fork —: the caller takes the locked way, which says which (or starts)."""

@@ -13,8 +13,8 @@ Then (a live holder, or the cap) the caller goes the statement-per-step way, whi
 (409, 429, an edit's own branch). SQLite has no data-modifying CTE: its start keeps its
 statements (its ``BEGIN IMMEDIATE`` costs no round trip).
 
-A question under the active leaf (the common send) needs no transaction at all
-(``open_turn_locked``): the statement takes the two locks itself in a first, materialised CTE,
+A question under the active leaf (the common send) needs no transaction at all (``open_turn``
+given a ``lock``): the statement takes the two locks itself in a first, materialised CTE,
 re-checks there what the unlocked read the rows came from saw, and counts the cap with
 ``chatmem_live_leases`` (migration 0024), whose snapshot is taken after the lock was granted —
 a read and this statement, two round trips where the transaction takes four.
@@ -46,9 +46,10 @@ def open_statement(keys: tuple[str, ...], rows: int, capped: bool, locked: bool 
     conversation as updated (``c_<column>``) with the last message row as inserted
     (``m_<column>``) — when the lease was taken, none otherwise.
 
-    ``locked`` (``open_turn_locked``): the statement takes the locks itself — ``b_uid``'s row and
-    the conversation's, whose columns the rows came from must still be as read (``seen``'s
-    ``b_seen_…``) — and the lease comes from that row (``leases.acquiring_after``)."""
+    ``locked`` (``open_turn`` given a ``lock``): the statement takes the locks itself —
+    ``b_uid``'s row and the conversation's, whose columns the rows came from must still be as
+    read (``seen``'s ``b_seen_…``) — and the lease comes from that row
+    (``leases.acquiring_after``)."""
     if locked:
         lease = leases.acquiring_after(_locking(), capped).cte("lease")
     else:
@@ -78,39 +79,30 @@ def open_statement(keys: tuple[str, ...], rows: int, capped: bool, locked: bool 
 
 def _locking():
     """The conversation and the user's row locked (as ``store.conversation_for_turn`` locks
-    them, in that order), while the conversation is not a pending fork and its active leaf,
-    owner, workspace and agent are still the ones the turn's rows were computed from: a
-    concurrent change to them is seen, as a locked row is re-checked against the WHERE once its
-    lock is granted. MATERIALIZED: run once, before anything reads its row."""
+    them, in that order), while the conversation is not a pending fork and its ``_SEEN``
+    columns are still the ones the turn's rows were computed from: a concurrent change to them
+    is seen, as a locked row is re-checked against the WHERE once its lock is granted.
+    MATERIALIZED: run once, before anything reads its row."""
     users = t.users
     uid = bindparam("b_uid", type_=users.c.id.type)
+    same = [C[k].is_not_distinct_from(bindparam(f"b_seen_{k}", type_=C[k].type)) for k in _SEEN]
     q = (
         select(users.c.id)
         .select_from(t.conversations.join(users, users.c.id == uid))
-        .where(
-            C.id == bindparam("b_cid"),
-            C.active_leaf_id.is_not_distinct_from(bindparam("b_seen_leaf", type_=M.id.type)),
-            C.fork_source_id.is_(None),
-            # what the rows' owner, author and agent came from (store.message_rows)
-            C.user_id == bindparam("b_seen_owner", type_=C.user_id.type),
-            C.workspace_id == bindparam("b_seen_workspace", type_=C.workspace_id.type),
-            C.agent_id.is_not_distinct_from(bindparam("b_seen_agent", type_=C.agent_id.type)),
-        )
+        .where(C.id == bindparam("b_cid"), C.fork_source_id.is_(None), *same)
         .suffix_with("FOR UPDATE OF conversations FOR NO KEY UPDATE OF users")
     )
     return q.cte("locked").prefix_with("MATERIALIZED")
 
 
+#: what a turn's rows are computed from: the parent (the active leaf), and the rows' owner,
+#: author and agent (``store.message_rows``)
+_SEEN = ("active_leaf_id", "user_id", "workspace_id", "agent_id")
+
+
 def seen(user_id: str, conv) -> dict:
-    """``open_turn_locked``'s ``lock``: the user, and the conversation's columns the turn's rows
-    were computed from, as read."""
-    return {
-        "b_uid": user_id,
-        "b_seen_leaf": conv.active_leaf_id,
-        "b_seen_owner": conv.user_id,
-        "b_seen_workspace": conv.workspace_id,
-        "b_seen_agent": conv.agent_id,
-    }
+    """``open_turn``'s ``lock``: the user, and the conversation's ``_SEEN`` columns as read."""
+    return {"b_uid": user_id, **{f"b_seen_{k}": getattr(conv, k) for k in _SEEN}}
 
 
 def opens_at_once(c: AsyncConnection) -> bool:
@@ -119,26 +111,17 @@ def opens_at_once(c: AsyncConnection) -> bool:
 
 
 async def open_turn(
-    c: AsyncConnection, lease: dict, rows: list[dict], touch: dict
+    c: AsyncConnection, lease: dict, rows: list[dict], touch: dict, lock: dict | None = None
 ) -> tuple[Columns, Columns] | None:
     """Run ``open_statement``: ``lease`` (``leases.acquire_params``), ``rows`` (message rows
     naming the same columns: ``store.message_rows``), ``touch`` (``b_…``). Returns (the
     conversation as updated, the last row as inserted), or None when the lease was not taken
-    (nothing written)."""
-    return await _open(c, lease, rows, touch, None)
+    (nothing written).
 
-
-async def open_turn_locked(
-    c: AsyncConnection, lease: dict, rows: list[dict], touch: dict, lock: dict
-) -> tuple[Columns, Columns] | None:
-    """``open_turn`` taking its locks itself, for a start outside a transaction whose rows were
-    computed from an unlocked read: ``lock`` is ``b_uid`` (the user) and the conversation's
-    columns as read (``seen``). None — nothing written — also when they changed, the
-    conversation went or became a pending fork since the read."""
-    return await _open(c, lease, rows, touch, lock)
-
-
-async def _open(c, lease: dict, rows: list[dict], touch: dict, lock: dict | None):
+    ``lock`` (``seen``: the user and the conversation's columns as read): the statement takes
+    its locks itself, for a start outside a transaction whose rows came from an unlocked read;
+    then None also when those columns changed, or the conversation went or became a pending
+    fork, since the read."""
     keys = tuple(sorted(rows[0]))
     params = {**lease, **touch, **(lock or {})}
     for i, r in enumerate(rows):

@@ -261,7 +261,7 @@ async def conversation_for_turn(
 async def conversation_seen(c: AsyncConnection, user_id: str, cid: str):
     """``conversation_for_turn``'s row for a question under the active leaf (its parent
     joined), read without a lock: PostgreSQL's start outside a transaction
-    (``start_store.open_turn_locked`` takes the locks and re-checks what the turn's rows were
+    (``start_store.open_turn`` given a ``lock`` takes the locks and re-checks what the turn's rows were
     computed from). A pending fork comes back as it is (the caller takes the locked way, which
     settles it)."""
     q = _turn_conversation_statement(False, "leaf")
