@@ -279,18 +279,18 @@ def joined_parent(conv, parent_id: str):
 
 
 @functools.cache
-def _turn_conversation_statement(pg: bool, parent: ParentOf = None):
-    """``conversation_for_turn``'s SELECT, built once per (pg, parent): ``get_conversation``'s,
+def _turn_conversation_statement(locking: bool, parent: ParentOf = None):
+    """``conversation_for_turn``'s SELECT, built once per (locking, parent): ``get_conversation``'s,
     plus ``may_have_memories`` (one probe of ``idx_memories_user_status``) and the parent's row
-    (``_PARENT_COLUMNS``, outer-joined); with ``pg`` (PostgreSQL's locked read; its unlocked one,
-    ``conversation_seen``, is the other form) the user's row joined and both locks — the two
+    (``_PARENT_COLUMNS``, outer-joined); with ``locking`` (PostgreSQL's locked read; its unlocked
+    one, ``conversation_seen``, is the other form) the user's row joined and both locks — the two
     locking clauses of different strengths are a suffix: SQLAlchemy renders one
     ``FOR … OF`` clause only (neither names an outer join's nullable side)."""
     uid = bindparam("b_uid", type_=String)
     mem = t.memories.c
     mine = exists(select(mem.id).where(mem.user_id == uid))
     may = or_(C.workspace_id != "", mine).label("may_have_memories")
-    source = t.conversations.join(t.users, t.users.c.id == uid) if pg else t.conversations
+    source = t.conversations.join(t.users, t.users.c.id == uid) if locking else t.conversations
     cols: list = [t.conversations, may]
     if parent is not None:
         p, j1, j2 = t.messages.alias("p"), t.messages.alias("j1"), t.messages.alias("j2")
@@ -303,7 +303,7 @@ def _turn_conversation_statement(pg: bool, parent: ParentOf = None):
         cols += [p.c[k].label(f"p_{k}") for k in _PARENT_COLUMNS]
         cols += [j.c[k].label(f"p_{n}_{k}") for n, j in (("j1", j1), ("j2", j2)) for k in _JUMP]
     q = select(*cols).select_from(source).where(C.id == bindparam("b_cid"), visible(C, uid))
-    return q.suffix_with("FOR UPDATE OF conversations FOR NO KEY UPDATE OF users") if pg else q
+    return q.suffix_with("FOR UPDATE OF conversations FOR NO KEY UPDATE OF users") if locking else q
 
 
 _JUMP = ("jump_id", "jump_depth")
