@@ -67,10 +67,8 @@ def _acquire_statement(dialect: str, capped: bool):
     ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
     if capped:
         principal = bindparam("principal_id", type_=table.c.principal_id.type)
-        under = select(func.count()).where(L.principal_id == principal, L.expires_at > _NOW)
-        return _taking(
-            ins.from_select(list(_COLUMNS), _row().where(under.scalar_subquery() < _CAP))
-        )
+        under = _live(principal, _NOW).scalar_subquery() < _CAP
+        return _taking(ins.from_select(list(_COLUMNS), _row().where(under)))
     return _taking(ins.values(dict(zip(_COLUMNS, _params(), strict=True))))
 
 
@@ -175,25 +173,31 @@ def acquiring_after(locked, capped: bool):
 
 
 async def live_count(c: AsyncConnection, principal_id: str, now: int) -> int:
-    q = (
-        select(func.count())
-        .select_from(t.conversation_generation_leases)
-        .where(L.principal_id == principal_id, L.expires_at > now)
-    )
-    return (await c.execute(q)).scalar_one()
+    return (await c.execute(_live(principal_id, now))).scalar_one()
+
+
+def _live(principal, now):
+    """The count of ``principal``'s live leases at ``now`` (values or bound parameters; the same
+    count as migration 0024's ``chatmem_live_leases``)."""
+    return select(func.count()).where(L.principal_id == principal, L.expires_at > now)
 
 
 async def state(c: AsyncConnection, token: str) -> str:
     """'ok', 'stop' (a stop was requested elsewhere) or 'lost' (expired and taken/swept)."""
-    held = (await hot.execute(c, _HELD, {"b_tokens": [token, token + STOP]})).scalar()
+    held = (await hot.execute(c, _HELD, {"b_tokens": _either(token)})).scalar()
     return _state_of(held)
 
 
 async def renew(c: AsyncConnection, token: str, ttl_ms: int, now: int) -> str:
     """Extend the lease of ``token`` (stop-marked or not); its ``state`` as renewed, read from
     the same statement ('lost': nothing to renew)."""
-    params = {"b_tokens": [token, token + STOP], "b_expires": now + ttl_ms}
+    params = {"b_tokens": _either(token), "b_expires": now + ttl_ms}
     return _state_of((await hot.execute(c, _RENEW, params)).scalar())
+
+
+def _either(token: str) -> list[str]:
+    """The token as taken and as stop-marked (a stop asked elsewhere: ``STOP``)."""
+    return [token, token + STOP]
 
 
 def _state_of(held: str | None) -> str:
@@ -211,10 +215,11 @@ async def renew_many(c: AsyncConnection, tokens: list[str], ttl_ms: int, now: in
 
 #: ``state``'s read and ``renew``'s and ``renew_many``'s UPDATE, built once (a turn's heartbeat
 #: and a flush built them per call)
-_HELD = select(L.owner_token).where(L.owner_token.in_(bindparam("b_tokens", expanding=True)))
+_HELD_BY = L.owner_token.in_(bindparam("b_tokens", expanding=True))
+_HELD = select(L.owner_token).where(_HELD_BY)
 _RENEW = (
     update(t.conversation_generation_leases)
-    .where(L.owner_token.in_(bindparam("b_tokens", expanding=True)))
+    .where(_HELD_BY)
     .values(expires_at=bindparam("b_expires"))
     .returning(L.owner_token)
 )
@@ -222,7 +227,7 @@ _RENEW = (
 
 async def release(c: AsyncConnection, token: str) -> None:
     await c.execute(
-        delete(t.conversation_generation_leases).where(L.owner_token.in_([token, token + STOP]))
+        delete(t.conversation_generation_leases).where(L.owner_token.in_(_either(token)))
     )
 
 
