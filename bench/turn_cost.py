@@ -14,8 +14,9 @@ more server CPU per turn (in one session's runs). Decision (as ``bench/append.py
 append): the client's CPU is not chatmem's cost, so the figure checked against the target is the
 lean client's; the httpx figure is printed beside it, comparable with earlier sessions' figures.
 
-A turn's wall time (send to ``done``, p50, timed by the client) is printed beside the CPU: a
-round trip saved shows there before it shows in the CPU (the server sleeps while it waits).
+A turn's wall time (its two requests to ``done``, p50, timed by the client: the span the CPU
+figure covers) is printed beside the CPU: a round trip saved shows there before it shows in the
+CPU (the server sleeps while it waits).
 The box's own speed (``box_speed``: a fixed pure-Python workload's CPU) is printed before and
 after: compare figures across sessions only at a like speed.
 
@@ -265,7 +266,7 @@ def report(name: str, r: dict, turns: int) -> None:
         target = " (target <= 6)" if client == "lean" else ""
         print(f"  server CPU    {c['cpu_ms']:6.1f} ms under the {client} client{target}")
         print(
-            f"    a turn's wall time under the {client} client (send to done): p50 {c['wall_ms']:.1f} ms"
+            f"    a turn's wall time under the {client} client (both requests): p50 {c['wall_ms']:.1f} ms"
         )
         v = sorted(c["rounds"])
         print(
@@ -314,11 +315,12 @@ def main() -> int:
     ap.add_argument("--db", choices=("both", "sqlite", "postgres"), default="both")
     args = ap.parse_args()
     show = report_compare if args.baseline else report
-    print(f"this box: a fixed pure-Python workload takes {box_speed():.0f} ms of CPU (before)")
+    speed = "this box: a fixed pure-Python workload takes {:.0f} ms of CPU ({})"
+    print(speed.format(box_speed(), "before"))
     try:
         return _run(args, show)
     finally:
-        print(f"this box: a fixed pure-Python workload takes {box_speed():.0f} ms of CPU (after)")
+        print(speed.format(box_speed(), "after"))
 
 
 def _run(args: argparse.Namespace, show) -> int:
