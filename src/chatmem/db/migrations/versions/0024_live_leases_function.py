@@ -10,7 +10,7 @@ it waits for a lock, so a count in the statement that takes the lock would miss 
 function takes a fresh snapshot for each query it runs (READ COMMITTED), so a count made by
 this function on the locked row's output — after the lock was granted — sees it. With it the
 lock, the count and the opening writes are one statement outside a transaction
-(``start_store.open_turn`` with ``locked``): two round trips a start, the read before it
+(``start_store.open_turn`` given a ``lock``): two round trips a start, the read before it
 included, instead of four.
 
 ``LANGUAGE sql`` with a ``FROM``: never inlined into the calling statement (only a bare
